@@ -1,0 +1,73 @@
+# pmucanary build. `make` builds build/pmucanary and the guest agent;
+# `make check` builds with -Werror and runs the unit and integration suites;
+# `make check SANITIZE=1` does the same under ASan+UBSan.
+CC      ?= cc
+PKGS    := libvirt glib-2.0 jansson libarchive
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter \
+           -D_GNU_SOURCE -Ilib $(shell pkg-config --cflags $(PKGS))
+LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lpthread
+ifeq ($(SANITIZE),1)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+BUILD   ?= build-san
+endif
+ifeq ($(WERROR),1)
+CFLAGS  += -Werror
+endif
+BUILD   ?= build
+
+LIB_SRC  := $(sort $(wildcard lib/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_SRC  := $(sort $(wildcard harness/*.c))
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+UNIT_SRC := $(sort $(wildcard tests/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
+IT_SRC   := $(sort $(wildcard tests/it_*.c))
+IT_BIN   := $(IT_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_SRC:= $(sort $(wildcard bench/*.c))
+BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+# The guest agent is static and depends only on lib/hbproto.h.
+AGENT    := $(BUILD)/guest-images/pmucanary-agent
+
+all: $(BUILD)/pmucanary $(AGENT)
+
+$(BUILD)/%.o: %.c $(wildcard lib/*.h harness/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libpmucanary.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/pmucanary: $(CLI_OBJ) $(BUILD)/libpmucanary.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libpmucanary.a $(LDLIBS)
+
+$(AGENT): guest-images/agent.c lib/hbproto.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Ilib -static -o $@ $< -lpthread
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libpmucanary.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libpmucanary.a $(LDLIBS) $(shell pkg-config --libs cmocka)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libpmucanary.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libpmucanary.a $(LDLIBS)
+
+unit: all $(UNIT_BIN)
+	@tests/run-tests $(BUILD) unit
+
+integration: all $(IT_BIN)
+	@tests/run-tests $(BUILD) integration
+
+check:
+	$(MAKE) WERROR=1 all $(UNIT_BIN) $(IT_BIN)
+	@tests/run-tests $(BUILD) all
+
+bench: all $(BENCH_BIN)
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all unit integration check bench clean

@@ -1,0 +1,30 @@
+/* The pmucanary subcommands: one table in main.c, one file per command. */
+#ifndef PMUCANARY_COMMANDS_H
+#define PMUCANARY_COMMANDS_H
+
+/* Exit codes shared by every command (design.md "Contracts"). */
+enum {
+	EXIT_CLEAN = 0,   /* ran, nothing harmful / no regression */
+	EXIT_HARM = 1,    /* found harm / regression */
+	EXIT_USAGE = 2,   /* usage or bad input */
+	EXIT_INFRA = 125, /* could not test / cannot tell */
+};
+
+#define COMMAND_LIST(X)                                                        \
+	X(encode, "print the perf_event_attr a profile builds for each spec")   \
+	X(probe,  "open every event x modifier combination on this host")       \
+	X(image,  "build the guest initramfs for a kernel")                     \
+	X(fleet,  "boot a fleet of guests and watch their heartbeats")          \
+	X(run,    "the crash sweep: open phase, fleet, load phase, report")
+
+#define COMMAND_DECL(name, help) int cmd_##name(int argc, char **argv);
+COMMAND_LIST(COMMAND_DECL)
+#undef COMMAND_DECL
+
+/* Parses a GOptionContext; on error prints "pmucanary CMD: message" and
+ * returns false. Adds the common --verbose/--quiet options. */
+#include <glib.h>
+#include <stdbool.h>
+bool cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv);
+
+#endif

@@ -1,0 +1,75 @@
+/* pmucanary: dispatch to one subcommand from one table. */
+#include "commands.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+#define COMMAND_ENTRY(n, h) { #n, cmd_##n, h },
+static const struct command commands[] = {
+	COMMAND_LIST(COMMAND_ENTRY)
+};
+#undef COMMAND_ENTRY
+
+static gboolean opt_verbose, opt_debug, opt_quiet;
+
+static GOptionEntry common_entries[] = {
+	{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose, "log progress details", NULL },
+	{ "debug", 0, 0, G_OPTION_ARG_NONE, &opt_debug, "log everything", NULL },
+	{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "log errors only", NULL },
+	{ NULL }
+};
+
+bool cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv)
+{
+	g_autoptr(GError) err = NULL;
+
+	g_option_context_add_main_entries(ctx, common_entries, NULL);
+	if (!g_option_context_parse(ctx, argc, argv, &err)) {
+		fprintf(stderr, "pmucanary %s: %s (see pmucanary %s --help)\n", cmd,
+			err->message, cmd);
+		return false;
+	}
+	if (opt_debug)
+		log_set_level(LOG_DEBUG);
+	else if (opt_verbose)
+		log_set_level(LOG_INFO);
+	else if (opt_quiet)
+		log_set_level(LOG_ERROR);
+	return true;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: pmucanary COMMAND [OPTIONS...]\n\n"
+		     "pmucanary finds which perf events harm KVM guests or stopped\n"
+		     "working for older perf binaries.\n\ncommands:\n");
+	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(out, "\nRun 'pmucanary COMMAND --help' for the options of one command.\n"
+		     "Exit codes: 0 clean, 1 harm or regression, 2 bad input, 125 could not test.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return EXIT_CLEAN;
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "pmucanary: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

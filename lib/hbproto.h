@@ -1,0 +1,51 @@
+/* The heartbeat protocol between the guest agent and the host.
+ *
+ * Shared by lib/ (host side) and guest-images/agent.c (a static binary that
+ * includes nothing else from lib/), so this header is self-contained.
+ *
+ * Transport: the virtio-serial port named HB_PORT_NAME. Both directions are
+ * ASCII lines ending in '\n', at most HB_MAX_LINE bytes including the '\n'.
+ * Fields are space-separated key=value pairs in the fixed order below; the
+ * host parses strictly (exact order, decimal or lower-case hex only, no
+ * extra fields) and counts anything else as malformed. Guests are untrusted.
+ *
+ * Guest -> host:
+ *   HB v=1 seq=<u64> boot=<32 hex> mono=<u64 ms> work=<u64> canary=<ok|bad> oops=<u32>
+ *       every interval. seq starts at 1 at each boot of the agent; boot is
+ *       /proc/sys/kernel/random/boot_id without dashes; work grows with
+ *       the busy workload's progress; oops counts kmsg lines that were an
+ *       oops, WARNING, BUG or panic since boot.
+ *   CORRUPT v=1 seq=<u64> off=<hex> exp=<hex byte> got=<hex byte>
+ *       once per detected canary mismatch (at most HB_MAX_CORRUPT per boot).
+ *   KMSG v=1 seq=<u64> text=<rest of line, printable ASCII>
+ *       a kmsg line the agent counted in oops=, text truncated to fit.
+ *   ACK v=1 seq=<u64> cmd=<command word>
+ *       a command was accepted (sent before a self-test fault fires).
+ *
+ * Host -> guest:
+ *   interval <ms>        heartbeat interval, HB_MIN_INTERVAL_MS..HB_MAX_INTERVAL_MS
+ *   work <on|off>        busy workload on every vCPU
+ *   selftest <panic|hang|corrupt|reboot|oops>
+ *       panic:   crash the kernel (sysrq c)
+ *       hang:    stop heartbeats, kernel stays alive
+ *       corrupt: flip one canary byte (the checker must find it)
+ *       reboot:  reboot the guest kernel (sysrq b)
+ *       oops:    make the kernel print an oops-class line without dying
+ */
+#ifndef PMUCANARY_HBPROTO_H
+#define PMUCANARY_HBPROTO_H
+
+#define HB_PORT_NAME "org.pmucanary.hb"
+#define HB_PROTO_VERSION 1
+#define HB_MAX_LINE 256
+#define HB_BOOT_ID_HEX 32
+#define HB_DEFAULT_INTERVAL_MS 100
+#define HB_MIN_INTERVAL_MS 10
+#define HB_MAX_INTERVAL_MS 10000
+#define HB_MAX_CORRUPT 16
+
+#define HB_CMD_INTERVAL "interval"
+#define HB_CMD_WORK "work"
+#define HB_CMD_SELFTEST "selftest"
+
+#endif

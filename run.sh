@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# pmucanary on a fresh Debian machine.
+#   ./run.sh          set up, build, build the guest image, run scenarios/smoke.ini
+#   ./run.sh check    set up, build and run the whole test suite (make check,
+#                     then make check SANITIZE=1)
+#   ./run.sh setup    only install packages and start libvirtd
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(build-essential pkg-config qemu-system-x86 qemu-utils
+	libvirt-daemon-system libvirt-clients libvirt-dev libcmocka-dev
+	libglib2.0-dev libjansson-dev libarchive-dev linux-image-amd64
+	linux-perf)
+
+say() { [ -n "${CI:-}" ] || [ -t 1 ] && echo "run.sh: $*"; true; }
+
+install_packages() {
+	local missing=()
+	for p in "${PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "run.sh: missing packages: ${missing[*]} (run as root to install them)" >&2
+		exit 2
+	fi
+	echo "run.sh: installing ${missing[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >/dev/null
+}
+
+start_libvirtd() {
+	if [ -S /run/libvirt/libvirt-sock ] && virsh -c qemu:///system version >/dev/null 2>&1; then
+		return 0
+	fi
+	[ "$(id -u)" = 0 ] || { echo "run.sh: libvirtd is not running and we are not root" >&2; exit 125; }
+	echo "run.sh: starting virtlogd and libvirtd"
+	pgrep -x virtlogd >/dev/null || virtlogd -d
+	pgrep -x libvirtd >/dev/null || libvirtd -d
+	for _ in $(seq 1 50); do
+		virsh -c qemu:///system version >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	echo "run.sh: libvirtd did not come up" >&2
+	exit 125
+}
+
+setup() {
+	install_packages
+	start_libvirtd
+	make -j"$(nproc)" >/dev/null
+}
+
+case "${1:-}" in
+setup)
+	setup ;;
+check)
+	setup
+	make check
+	make check SANITIZE=1 ;;
+"")
+	setup
+	./build/pmucanary image
+	./build/pmucanary run scenarios/smoke.ini ;;
+*)
+	echo "usage: ./run.sh [check|setup]" >&2
+	exit 2 ;;
+esac
