@@ -106,7 +106,9 @@ int attr_from_json(const json_t *obj, struct perf_event_attr *attr)
 			return pc_fail(EINVAL, "attr: unknown member \"%s\"", key);
 		if (json_is_integer(val)) {
 			json_int_t i = json_integer_value(val);
-			v = f == ATTR_F_clockid ? (uint64_t)(uint32_t)(int32_t)i : (uint64_t)i;
+			/* attr_set() compares through the member's type, and
+			 * clockid is the one signed member. */
+			v = (uint64_t)i;
 			if (i < 0 && f != ATTR_F_clockid)
 				return pc_fail(EINVAL, "attr: member \"%s\" is negative", key);
 		} else if (json_is_string(val)) {

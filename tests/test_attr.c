@@ -1,0 +1,119 @@
+/* The attr model: JSON names, round trips, equality and hashing. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "attr.h"
+#include "log.h"
+#include "outcome.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <string.h>
+
+static void test_json_names_are_kernel_names(void **state)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_HARDWARE, .config = 0 };
+	a.precise_ip = 2;
+	a.exclude_guest = 1;
+	a.sample_period = 4000;
+	a.freq = 1;
+	json_t *j = attr_to_json(&a);
+
+	assert_int_equal(json_integer_value(json_object_get(j, "precise_ip")), 2);
+	assert_int_equal(json_integer_value(json_object_get(j, "exclude_guest")), 1);
+	/* freq decides which union member name is shown. */
+	assert_int_equal(json_integer_value(json_object_get(j, "sample_freq")), 4000);
+	assert_null(json_object_get(j, "sample_period"));
+	/* zero members are left out, type 0 included */
+	assert_null(json_object_get(j, "type"));
+	assert_null(json_object_get(j, "exclude_user"));
+	json_decref(j);
+}
+
+static void test_json_round_trip(void **state)
+{
+	struct perf_event_attr a = { 0 }, b;
+
+	a.type = PERF_TYPE_SOFTWARE;
+	a.size = PERF_ATTR_SIZE_VER5;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
+	a.exclude_user = a.exclude_hv = a.exclude_host = 1;
+	a.clockid = -1;
+	a.branch_sample_type = 0xffffffffffffffffULL; /* beyond JSON's int64 */
+	json_t *j = attr_to_json(&a);
+	assert_int_equal(attr_from_json(j, &b), 0);
+	assert_true(attr_equal(&a, &b));
+	assert_int_equal(attr_hash(&a), attr_hash(&b));
+	json_decref(j);
+}
+
+static void test_json_rejects_bad_members(void **state)
+{
+	struct perf_event_attr a;
+	json_t *j = json_pack("{s:i}", "exclude_nothing", 1);
+
+	assert_int_equal(attr_from_json(j, &a), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "exclude_nothing"));
+	json_decref(j);
+	j = json_pack("{s:i}", "precise_ip", 4); /* a 2-bit field */
+	assert_int_equal(attr_from_json(j, &a), -ERANGE);
+	assert_non_null(strstr(pc_errmsg(), "precise_ip"));
+	json_decref(j);
+	j = json_pack("{s:s}", "config", "0xzz");
+	assert_int_equal(attr_from_json(j, &a), -EINVAL);
+	json_decref(j);
+}
+
+static void test_equal_ignores_padding(void **state)
+{
+	struct perf_event_attr a, b;
+
+	memset(&a, 0xaa, sizeof(a));
+	memset(&b, 0x00, sizeof(b));
+	/* Copy every member through the table; padding stays different. */
+	for (int f = 0; f < ATTR_FIELD_COUNT; f++)
+		attr_set(&b, f, attr_get(&a, f));
+	assert_true(attr_equal(&a, &b));
+	b.exclude_guest ^= 1;
+	assert_false(attr_equal(&a, &b));
+}
+
+static void test_to_string(void **state)
+{
+	struct perf_event_attr a = { .type = 1, .config = 0 };
+	a.exclude_guest = 1;
+	a.precise_ip = 3;
+	g_autofree char *s = attr_to_string(&a);
+	assert_string_equal(s, "type=1 precise_ip=3 exclude_guest=1");
+}
+
+static void test_outcome_table(void **state)
+{
+	assert_int_equal(outcome_from_errno(EOPNOTSUPP), OUTCOME_EOPNOTSUPP);
+	assert_int_equal(outcome_from_errno(0), OUTCOME_OK);
+	assert_int_equal(outcome_from_errno(12345), OUTCOME_EUNKNOWN);
+	assert_string_equal(outcome_name(OUTCOME_GUEST_CRASH), "GUEST_CRASH");
+	assert_int_equal(outcome_from_name("GUEST_HANG"), OUTCOME_GUEST_HANG);
+	assert_int_equal(outcome_from_name("NOPE"), OUTCOME_COUNT);
+	assert_true(outcome_is_harm(OUTCOME_HOST_WARN));
+	assert_false(outcome_is_harm(OUTCOME_INFRA));
+	assert_int_equal(outcome_class(OUTCOME_INFRA), OUTCOME_CLASS_INFRA);
+	for (int o = 0; o < OUTCOME_COUNT; o++)
+		assert_int_equal(outcome_from_name(outcome_name(o)), o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_names_are_kernel_names),
+		cmocka_unit_test(test_json_round_trip),
+		cmocka_unit_test(test_json_rejects_bad_members),
+		cmocka_unit_test(test_equal_ignores_padding),
+		cmocka_unit_test(test_to_string),
+		cmocka_unit_test(test_outcome_table),
+	};
+	return cmocka_run_group_tests_name("attr", tests, NULL, NULL);
+}
