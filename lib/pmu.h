@@ -5,6 +5,7 @@
 #define PMUCANARY_PMU_H
 
 #include <glib.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define PMU_SYSFS_ROOT "/sys/bus/event_source/devices"
@@ -36,9 +37,17 @@ struct pmu_set {
  * malformed file fails with a message naming the path. */
 int pmu_set_load(const char *root, struct pmu_set **out);
 void pmu_set_free(struct pmu_set *set);
+typedef struct pmu_set pmu_set;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(pmu_set, pmu_set_free)
 
 const struct pmu *pmu_set_find(const struct pmu_set *set, const char *name);
 const struct pmu *pmu_set_find_type(const struct pmu_set *set, uint32_t type);
+
+const struct pmu_event *pmu_find_event(const struct pmu *pmu, const char *name);
+const struct pmu_format *pmu_find_format(const struct pmu *pmu, const char *name);
+/* Deposits value into config[0..2] (config, config1, config2) through the
+ * format's bit ranges, low value bits first, like perf's pmu_format_value().
+ * -ERANGE when value has bits the ranges cannot hold. */
+int pmu_format_apply(const struct pmu_format *f, uint64_t value, uint64_t config[3]);
 
 #endif

@@ -26,6 +26,8 @@ enum profile_mode {
 
 size_t profile_count(void);
 const struct profile *profile_at(size_t i);
+/* By name ("perf-6.1"), or by a release as `perf --version` prints it
+ * ("perf version 6.1.187", "3.6.0"; see profile_for_release()). */
 const struct profile *profile_find(const char *name);
 const char *profile_name(const struct profile *p);
 /* The perf releases (and commits) a profile stands for, one line. */
@@ -50,8 +52,20 @@ int profile_encode(const struct profile *p, const struct pmu_set *pmus,
 struct profile_fallback_state {
 	unsigned int done; /* bit mask of fallbacks already applied */
 	int precise_start; /* for precise_ip fallbacks */
+	enum profile_mode mode; /* zero: PROFILE_MODE_RECORD */
 };
 bool profile_fallback(const struct profile *p, struct profile_fallback_state *st,
 		      struct perf_event_attr *attr, int err, const char **why);
+
+/* Optional but exact: zeroes *st, records the mode (perf stat gives up
+ * where perf record falls back) and arms the spec-dependent fallbacks (the
+ * :P precise_ip walk needs to know the spec said P). A zeroed state without
+ * this call behaves as record mode without the :P walk. */
+int profile_fallback_begin(const struct profile *p, const struct pmu_set *pmus, const char *spec,
+			   enum profile_mode mode, struct profile_fallback_state *st);
+
+/* The profile standing for a perf release as `perf --version` prints it
+ * ("perf version 6.1.187", "6.1.187", "3.6.0-rc2"); NULL when unparsable. */
+const struct profile *profile_for_release(const char *version);
 
 #endif

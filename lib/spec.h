@@ -12,6 +12,7 @@
 #include "pmu.h"
 
 #include <glib.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 enum spec_kind {
@@ -35,6 +36,7 @@ struct spec {
 	uint64_t config, config1, config2;
 	char *modifiers;     /* text after ':' ("" when none), not yet interpreted */
 	size_t modifiers_pos; /* 0-based offset of modifiers in text */
+	bool sysfs_colon;    /* "pmu/ev/:mods": perf 6.1 rejects it, see profile.c */
 };
 
 /* Parses text against pmus (may be NULL: generic events and raw only).
@@ -42,6 +44,11 @@ struct spec {
  * 1-based character position: "cycles:x: unknown modifier 'x' at 8". */
 int spec_parse(const char *text, const struct pmu_set *pmus, struct spec *out);
 void spec_clear(struct spec *spec);
+
+/* EVENT plus MODIFIERS the way perf spells it: "cycles:u" but "msr/tsc/u"
+ * (perf's grammar puts sysfs modifiers right after the closing '/'; perf
+ * 6.1 rejects "msr/tsc/:u"). Caller g_free()s. */
+char *spec_join(const char *event, const char *modifiers);
 
 /* Canonical names of the generic events perf offers, in perf's table order:
  * hardware, then software, then every cache op x result. NULL-terminated. */

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# CLI contract of `pmucanary encode` (design.md "Contracts"):
+#   --profile P [--mode record|stat] [--json] SPEC...  -> one attr per spec
+#   --list-profiles                                    -> name, letters, releases
+#   exit 0 all encoded; 2 usage/bad input, or a rejected spec in text mode;
+#   with --json a rejected spec is an {"spec","error"} object and exit is 0.
+# Needs $PMUCANARY_BIN and $PMUCANARY_TOP (tests/run-tests sets both); jq is
+# not assumed: JSON is checked with python3 when present, else grep.
+set -u
+top=${PMUCANARY_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+bin=${PMUCANARY_BIN:-$top/build/pmucanary}
+fixture=$top/tests/data/sysfs
+fails=0 n=0
+
+ok()   { n=$((n + 1)); echo "ok: $1"; }
+fail() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL: $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/    /'; }
+
+# expect_rc WANT DESCRIPTION -- ARGS...
+expect_rc() {
+	local want=$1 what=$2 out rc; shift 3
+	out=$("$bin" encode "$@" 2>&1); rc=$?
+	if [ "$rc" -eq "$want" ]; then ok "$what -> $rc"; else fail "$what: exit $rc, want $want" "$out"; fi
+	last_out=$out
+}
+
+# json_check DESCRIPTION PYTHON-EXPR ARGS...   (expr sees `a`, the parsed array)
+json_check() {
+	local what=$1 expr=$2 out; shift 2
+	out=$("$bin" encode --json --sysfs "$fixture" "$@" 2>/dev/null)
+	if ! command -v python3 >/dev/null; then
+		ok "$what (python3 missing: not checked)"; return
+	fi
+	if python3 -c "import json,sys; a=json.loads(sys.stdin.read()); sys.exit(0 if ($expr) else 1)" <<<"$out"; then
+		ok "$what"
+	else
+		fail "$what" "$out"
+	fi
+}
+
+expect_rc 0 "--help" -- --help
+grep -q -- "--list-profiles" <<<"$last_out" && grep -q -- "--mode" <<<"$last_out" &&
+	grep -q -- "--json" <<<"$last_out" && grep -q "error" <<<"$last_out" &&
+	ok "--help describes every option and the exit codes" || fail "--help incomplete" "$last_out"
+
+expect_rc 0 "--list-profiles" -- --list-profiles
+for p in perf-3.6 perf-3.7 perf-6.1 perf-modern raw; do
+	grep -q "^$p " <<<"$last_out" && ok "lists $p" || fail "--list-profiles lacks $p" "$last_out"
+done
+grep -q "1342798cc13e" <<<"$last_out" && ok "releases name the commit" || fail "no commit in list"
+
+expect_rc 0 "--list-profiles --release" -- --list-profiles --release "perf version 3.6.11"
+[ "$(awk '{print $1}' <<<"$last_out")" = perf-3.6 ] && ok "release 3.6.11 -> perf-3.6" || fail "release mapping" "$last_out"
+expect_rc 2 "no profile" -- cycles
+expect_rc 2 "unknown profile" -- --profile perf-0.1 cycles
+[ "$(wc -l <<<"$last_out")" -eq 1 ] && grep -q "unknown profile 'perf-0.1'" <<<"$last_out" &&
+	ok "unknown profile: one clear line" || fail "unknown profile message" "$last_out"
+expect_rc 2 "no spec" -- --profile perf-6.1
+expect_rc 2 "bad mode" -- --profile perf-6.1 --mode bogus cycles
+expect_rc 2 "bad option" -- --profile perf-6.1 --frobnicate cycles
+expect_rc 2 "rejected spec in text mode" -- --profile perf-6.1 cycles:pppp
+grep -q "cycles:pppp" <<<"$last_out" && grep -q "at 11" <<<"$last_out" &&
+	ok "rejection names spec and position" || fail "rejection message" "$last_out"
+expect_rc 2 "unknown event" -- --profile perf-6.1 --sysfs "$fixture" bogus
+expect_rc 0 "rejected spec in --json" -- --profile perf-6.1 --json cycles:pppp
+expect_rc 0 "--release picks a profile" -- --release "perf version 6.1.187" cycles
+expect_rc 2 "--release nonsense" -- --release banana cycles
+expect_rc 0 "text mode" -- --profile perf-3.6 --mode stat cycles:pp
+grep -q "^cycles:pp	.*precise_ip=2" <<<"$last_out" && ! grep -q exclude_guest <<<"$last_out" &&
+	ok "text: SPEC<TAB>attr, perf-3.6 :pp has no exclude_guest" || fail "text output" "$last_out"
+
+json_check "json: one object per spec, in order" \
+	'len(a) == 3 and [o["spec"] for o in a] == ["cycles", "cycles:pp", "cycles:pppp"]' \
+	--profile perf-3.7 cycles cycles:pp cycles:pppp
+json_check "json: error object has only spec and error" \
+	'set(a[0]) == {"spec", "error"} and "at 11" in a[0]["error"]' \
+	--profile perf-3.7 cycles:pppp
+json_check "json: perf-3.7 :pp sets exclude_guest (1342798cc13e)" \
+	'a[0]["precise_ip"] == 2 and a[0]["exclude_guest"] == 1' --profile perf-3.7 cycles:pp
+json_check "json: perf-3.6 :pp leaves it clear" \
+	'a[0]["precise_ip"] == 2 and "exclude_guest" not in a[0]' --profile perf-3.6 cycles:pp
+json_check "json: kernel member names, zero members omitted" \
+	'set(a[0]) <= {"spec","type","size","config","sample_type","read_format","disabled","inherit","exclude_user","exclude_kernel","exclude_hv","exclude_guest","exclude_host","precise_ip"} and "type" not in a[0]' \
+	--profile perf-6.1 --mode stat cycles:u
+json_check "json: record mode samples with callchains at 4000 Hz" \
+	'a[0]["sample_freq"] == 4000 and a[0]["freq"] == 1 and a[0]["sample_type"] & 32' \
+	--profile perf-6.1 cpu-clock
+json_check "json: sysfs event through the fixture tree" \
+	'a[0]["type"] == 9 and a[1]["type"] == 4 and a[1]["config"] == 0x13c' \
+	--profile perf-6.1 msr/tsc/ cpu/event=0x3c,umask=1/
+json_check "json: raw profile members" \
+	'a[0]["exclude_user"] == 1 and a[0]["precise_ip"] == 2 and "exclude_guest" not in a[0]' \
+	--profile raw --mode stat 'cycles[exclude_user,precise_ip=2]'
+
+echo "cli_encode: $((n - fails)) of $n passed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,138 @@
+/* PMU loading from the fixture tree (tests/data/sysfs) and the real sysfs. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "pmu.h"
+#include "log.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <stdlib.h>
+
+static const char *fixture(void)
+{
+	static char *path;
+	const char *top = getenv("PMUCANARY_TOP");
+
+	if (!path)
+		path = g_build_filename(top ? top : ".", "tests/data/sysfs", NULL);
+	return path;
+}
+#define FIXTURE fixture()
+
+static void test_fixture_loads(void **state)
+{
+	g_autoptr(pmu_set) set = NULL;
+	const struct pmu *cpu, *msr;
+
+	assert_int_equal(pmu_set_load(FIXTURE, &set), 0);
+	assert_int_equal(set->pmus->len, 2);
+	cpu = pmu_set_find(set, "cpu");
+	assert_non_null(cpu);
+	assert_int_equal(cpu->type, 4);
+	/* mem-loads.scale is a companion file, not an event. */
+	assert_int_equal(cpu->events->len, 3);
+	assert_string_equal(pmu_find_event(cpu, "mem-loads")->terms, "event=0xcd,umask=0x1,ldlat=3");
+	assert_null(pmu_find_event(cpu, "mem-loads.scale"));
+	assert_string_equal(pmu_find_format(cpu, "event")->bits, "config:0-7,32-35");
+	assert_string_equal(g_hash_table_lookup(cpu->caps, "max_precise"), "3");
+	msr = pmu_set_find_type(set, 9);
+	assert_ptr_equal(msr, pmu_set_find(set, "msr"));
+	assert_null(pmu_set_find(set, "nope"));
+}
+
+static void test_missing_root(void **state)
+{
+	struct pmu_set *set = (void *)1;
+
+	assert_int_equal(pmu_set_load("/nonexistent/pmus", &set), -ENOENT);
+	assert_null(set);
+	assert_non_null(strstr(pc_errmsg(), "/nonexistent/pmus"));
+	pmu_set_free(NULL);
+}
+
+static void write_file(const char *dir, const char *rel, const char *text)
+{
+	g_autofree char *path = g_build_filename(dir, rel, NULL);
+	g_autofree char *parent = g_path_get_dirname(path);
+
+	assert_int_equal(g_mkdir_with_parents(parent, 0700), 0);
+	assert_true(g_file_set_contents(path, text, -1, NULL));
+}
+
+static void rm_tree(const char *dir)
+{
+	g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A malformed file fails the load with a message naming its path. */
+static void test_malformed(void **state)
+{
+	g_autofree char *dir = g_dir_make_tmp("pmu-XXXXXX", NULL);
+	struct pmu_set *set = NULL;
+
+	assert_non_null(dir);
+	write_file(dir, "bad/type", "zz\n");
+	assert_int_equal(pmu_set_load(dir, &set), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "bad/type"));
+	write_file(dir, "bad/type", "7\n");
+	write_file(dir, "bad/format/event", "0-7\n");
+	assert_int_equal(pmu_set_load(dir, &set), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "bad/format/event"));
+	write_file(dir, "bad/format/event", "config:0-7\n");
+	assert_int_equal(pmu_set_load(dir, &set), 0);
+	assert_int_equal(pmu_set_find(set, "bad")->type, 7);
+	pmu_set_free(set);
+	rm_tree(dir);
+}
+
+static void test_format_apply(void **state)
+{
+	struct pmu_format split = { "event", "config:0-7,32-35" };
+	struct pmu_format one = { "inv", "config:23" };
+	struct pmu_format c1 = { "ldlat", "config1:0-15" };
+	struct pmu_format bad = { "x", "config3:0-7" };
+	uint64_t c[3] = { 0, 0, 0 };
+
+	assert_int_equal(pmu_format_apply(&split, 0xabc, c), 0);
+	assert_int_equal(c[0], 0xbcULL | (0xaULL << 32));
+	assert_int_equal(pmu_format_apply(&one, 1, c), 0);
+	assert_int_equal(c[0] & (1 << 23), 1 << 23);
+	assert_int_equal(pmu_format_apply(&c1, 3, c), 0);
+	assert_int_equal(c[1], 3);
+	assert_int_equal(pmu_format_apply(&one, 2, c), -ERANGE);
+	assert_int_equal(pmu_format_apply(&bad, 1, c), -EINVAL);
+}
+
+static void test_real_sysfs(void **state)
+{
+	g_autoptr(pmu_set) set = NULL;
+	const struct pmu *sw, *msr;
+
+	if (pmu_set_load(NULL, &set) < 0)
+		skip();
+	sw = pmu_set_find(set, "software");
+	if (sw)
+		assert_int_equal(sw->type, 1);
+	msr = pmu_set_find(set, "msr");
+	if (!msr)
+		return;
+	assert_non_null(pmu_find_event(msr, "tsc"));
+	assert_non_null(pmu_find_format(msr, "event"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixture_loads),
+		cmocka_unit_test(test_missing_root),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_format_apply),
+		cmocka_unit_test(test_real_sysfs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

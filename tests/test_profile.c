@@ -1,0 +1,484 @@
+/* Profiles: each release's encoding of a table of specs (from that
+ * release's parse-events.c / util.c, and for perf-6.1 from Debian's
+ * /usr/bin/perf 6.1.187 -vv output), record/stat members, fallback chains. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "attr.h"
+#include "log.h"
+#include "profile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct pmu_set *pmus;
+
+static int setup(void **state)
+{
+	const char *top = getenv("PMUCANARY_TOP");
+	g_autofree char *root = g_build_filename(top ? top : ".", "tests/data/sysfs", NULL);
+
+	return pmu_set_load(root, &pmus);
+}
+
+static int teardown(void **state)
+{
+	pmu_set_free(pmus);
+	return 0;
+}
+
+/* Expected bits: exclude_user kernel hv host guest, precise_ip; or an error
+ * whose message contains err. */
+struct enc {
+	const char *spec;
+	const char *bits; /* "ukhHG p" as 0/1 and a digit, e.g. "00001 0" */
+	const char *err;
+};
+
+static void check_table(const char *profile, const struct enc *t, size_t n)
+{
+	const struct profile *p = profile_find(profile);
+
+	assert_non_null(p);
+	for (size_t i = 0; i < n; i++) {
+		struct perf_event_attr a;
+		int ret = profile_encode(p, pmus, t[i].spec, PROFILE_MODE_STAT, &a);
+		char got[16];
+
+		if (t[i].err) {
+			if (ret == 0 || !strstr(pc_errmsg(), t[i].err))
+				print_error("%s %s: want error '%s', got %d '%s'\n", profile,
+					    t[i].spec, t[i].err, ret, ret ? pc_errmsg() : "");
+			assert_int_not_equal(ret, 0);
+			assert_non_null(strstr(pc_errmsg(), t[i].err));
+			continue;
+		}
+		if (ret)
+			print_error("%s %s: %s\n", profile, t[i].spec, pc_errmsg());
+		assert_int_equal(ret, 0);
+		snprintf(got, sizeof(got), "%d%d%d%d%d %d", a.exclude_user, a.exclude_kernel,
+			 a.exclude_hv, a.exclude_host, a.exclude_guest, a.precise_ip);
+		if (strcmp(got, t[i].bits))
+			print_error("%s %s: got %s want %s\n", profile, t[i].spec, got, t[i].bits);
+		assert_string_equal(got, t[i].bits);
+	}
+}
+
+/* tools/perf/util/parse-events.c @v3.6 parse_events_modifier() and
+ * util/util.c event_attr_init() (perf_guest = false). */
+static void test_perf_3_6(void **state)
+{
+	static const struct enc t[] = {
+		{ "cycles", "00001 0", NULL },   /* event_attr_init default */
+		{ "cycles:u", "01100 0", NULL }, /* any modifier replaces it */
+		{ "cycles:k", "10100 0", NULL },
+		{ "cycles:h", "11000 0", NULL },
+		{ "cycles:uk", "00100 0", NULL },
+		{ "cycles:p", "00000 1", NULL }, /* the 2012 story: counts guests */
+		{ "cycles:pp", "00000 2", NULL },
+		{ "cycles:ppp", "00000 3", NULL },
+		{ "cycles:ppH", "00001 2", NULL },
+		{ "cycles:G", "00010 0", NULL },
+		{ "cycles:pG", "00010 1", NULL },
+		{ "cycles:GH", "00000 0", NULL },
+		{ "cycles:uu", "01100 0", NULL }, /* repeats allowed */
+		{ "cycles:pppp", NULL, "at 11" },
+		{ "cycles:P", NULL, "unknown modifier 'P' at 8" },
+		{ "cycles:x", NULL, "unknown modifier 'x' at 8" },
+	};
+	check_table("perf-3.6", t, G_N_ELEMENTS(t));
+}
+
+/* 1342798cc13e: 'p' sets exclude_guest unless G/H was given. */
+static void test_perf_3_7(void **state)
+{
+	static const struct enc t[] = {
+		{ "cycles", "00001 0", NULL },
+		{ "cycles:u", "01100 0", NULL },
+		{ "cycles:p", "00001 1", NULL },
+		{ "cycles:pp", "00001 2", NULL },
+		{ "cycles:ppH", "00001 2", NULL },
+		{ "cycles:pG", "00010 1", NULL },
+		{ "cycles:Gp", "00010 1", NULL },
+		{ "cycles:GH", "00000 0", NULL },
+		{ "cycles:uk", "00100 0", NULL },
+		{ "cycles:pppp", NULL, "too many 'p'" },
+		{ "cycles:S", NULL, "unknown modifier 'S'" },
+		{ "cycles:uu", "01100 0", NULL },
+	};
+	check_table("perf-3.7", t, G_N_ELEMENTS(t));
+}
+
+static void test_perf_3_8(void **state)
+{
+	static const struct enc t[] = {
+		{ "cycles:pp", "00001 2", NULL },
+		{ "cycles:ppp", "00001 3", NULL },
+		{ "cycles:uu", NULL, "repeated modifier 'u' at 9" },
+		{ "cycles:ukhGHppp", "00000 3", NULL },
+		{ "cycles:S", NULL, "unknown modifier 'S'" },
+	};
+	check_table("perf-3.8", t, G_N_ELEMENTS(t));
+}
+
+static void test_perf_4_19(void **state)
+{
+	static const struct enc t[] = {
+		{ "cycles", "00001 0", NULL },
+		{ "cycles:u", "01100 0", NULL },
+		{ "cycles:pp", "00001 2", NULL },
+		{ "cycles:P", "00000 0", NULL },
+		{ "cycles:I", "00000 0", NULL },
+		{ "cycles:uu", NULL, "repeated modifier 'u' at 9" },
+		{ "cycles:e", NULL, "unknown modifier 'e'" },
+	};
+	check_table("perf-4.19", t, G_N_ELEMENTS(t));
+}
+
+/* Every row observed with /usr/bin/perf 6.1.187 `perf stat -vv -a -e
+ * cpu-clock:MODS` on Debian 12 (the modifier logic is event-independent). */
+static void test_perf_6_1(void **state)
+{
+	static const struct enc t[] = {
+		{ "cycles", "00001 0", NULL },
+		{ "cycles:u", "01101 0", NULL },  /* u sets exclude_guest (5.10+) */
+		{ "cycles:k", "10100 0", NULL },
+		{ "cycles:h", "11000 0", NULL },
+		{ "cycles:p", "00001 1", NULL },
+		{ "cycles:pp", "00001 2", NULL },
+		{ "cycles:ppp", "00001 3", NULL },
+		{ "cycles:P", "00000 0", NULL },  /* stat: precise_max unused */
+		{ "cycles:G", "00010 0", NULL },
+		{ "cycles:H", "00001 0", NULL },
+		{ "cycles:GH", "00000 0", NULL },
+		{ "cycles:HG", "00000 0", NULL },
+		{ "cycles:uG", "01110 0", NULL },
+		{ "cycles:pG", "00010 1", NULL },
+		{ "cycles:Gp", "00010 1", NULL },
+		{ "cycles:ppH", "00001 2", NULL },
+		{ "cycles:uk", "00101 0", NULL },
+		{ "cycles:ku", "00101 0", NULL },
+		{ "cycles:pu", "01101 1", NULL },
+		{ "cycles:uH", "01101 0", NULL },
+		{ "cycles:kG", "10110 0", NULL },
+		{ "cycles:I", "00000 0", NULL },
+		{ "cycles:D", "00000 0", NULL },
+		{ "cycles:e", "00000 0", NULL },
+		{ "cycles:W", "00000 0", NULL },
+		{ "cycles:b", "00000 0", NULL },
+		{ "cycles:S", "00000 0", NULL },
+		{ "cycles:pppp", NULL, "at 11" },
+		{ "cycles:uu", NULL, "repeated modifier 'u'" },
+		{ "cycles:x", NULL, "unknown modifier 'x' at 8" },
+		{ "msr/tsc/u", "01101 0", NULL },
+		{ "msr/tsc/:u", NULL, "no ':', at 9" }, /* event syntax error in 6.1 */
+		{ "cpu/event=0x3c/pp", "00001 2", NULL },
+	};
+	check_table("perf-6.1", t, G_N_ELEMENTS(t));
+}
+
+/* parse_events__modifier_list() today: exclude_GH_default is false. */
+static void test_perf_modern(void **state)
+{
+	static const struct enc t[] = {
+		{ "cycles", "00000 0", NULL },
+		{ "cycles:u", "01100 0", NULL },
+		{ "cycles:p", "00000 1", NULL },
+		{ "cycles:pp", "00000 2", NULL },
+		{ "cycles:H", "00001 0", NULL },
+		{ "cycles:G", "00010 0", NULL },
+		{ "cycles:pppp", NULL, "at 11" },
+	};
+	check_table("perf-modern", t, G_N_ELEMENTS(t));
+}
+
+static void test_perf_3_1(void **state)
+{
+	static const struct enc t[] = {
+		{ "cycles", "00000 0", NULL },
+		{ "cycles:pp", "00000 2", NULL },
+		{ "cycles:G", NULL, "unknown modifier 'G'" },
+		{ "cycles:pppp", "00000 0", NULL }, /* no check: wraps in the bit-field */
+		{ "cycles:uu", "01100 0", NULL },
+	};
+	check_table("perf-3.1", t, G_N_ELEMENTS(t));
+}
+
+static void test_other_letters(void **state)
+{
+	const struct profile *p = profile_find("perf-6.1");
+	struct perf_event_attr a;
+
+	assert_int_equal(profile_encode(p, pmus, "cycles:I", PROFILE_MODE_STAT, &a), 0);
+	assert_int_equal(a.exclude_idle, 1);
+	assert_int_equal(profile_encode(p, pmus, "cycles:D", PROFILE_MODE_STAT, &a), 0);
+	assert_int_equal(a.pinned, 1);
+	assert_int_equal(profile_encode(p, pmus, "cycles:e", PROFILE_MODE_STAT, &a), 0);
+	assert_int_equal(a.exclusive, 1);
+	/* record: P is precise_ip 3, S adds PERF_SAMPLE_READ (observed). */
+	assert_int_equal(profile_encode(p, pmus, "cycles:P", PROFILE_MODE_RECORD, &a), 0);
+	assert_int_equal(a.precise_ip, 3);
+	assert_int_equal(a.exclude_guest, 0);
+	assert_int_equal(profile_encode(p, pmus, "cycles:S", PROFILE_MODE_RECORD, &a), 0);
+	assert_true(a.sample_type & PERF_SAMPLE_READ);
+}
+
+/* perf record -vv -a -g -e cpu-clock:pp with perf 6.1.187 (observed). */
+static void test_record_members_6_1(void **state)
+{
+	const struct profile *p = profile_find("perf-6.1");
+	struct perf_event_attr a;
+
+	assert_int_equal(profile_encode(p, pmus, "cpu-clock:pp", PROFILE_MODE_RECORD, &a), 0);
+	assert_int_equal(a.type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(a.size, 128);
+	assert_int_equal(a.sample_freq, 4000);
+	assert_int_equal(a.freq, 1);
+	assert_int_equal(a.sample_type, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+			 PERF_SAMPLE_IDENTIFIER);
+	assert_int_equal(a.read_format, PERF_FORMAT_ID | (1 << 4));
+	assert_int_equal(a.disabled, 1);
+	assert_int_equal(a.inherit, 1);
+	assert_int_equal(a.sample_id_all, 1);
+	assert_int_equal(a.mmap, 0); /* tracking lives on a dummy event in 6.1 */
+	assert_int_equal(profile_encode(p, pmus, "cpu-clock", PROFILE_MODE_STAT, &a), 0);
+	assert_int_equal(a.sample_type, PERF_SAMPLE_IDENTIFIER);
+	assert_int_equal(a.read_format, PERF_FORMAT_TOTAL_TIME_ENABLED |
+			 PERF_FORMAT_TOTAL_TIME_RUNNING);
+	assert_int_equal(a.disabled, 1);
+	assert_int_equal(a.sample_freq, 0);
+}
+
+static void test_record_members_3_6(void **state)
+{
+	const struct profile *p = profile_find("perf-3.6");
+	struct perf_event_attr a;
+
+	assert_int_equal(profile_encode(p, pmus, "cycles", PROFILE_MODE_RECORD, &a), 0);
+	assert_int_equal(a.size, PERF_ATTR_SIZE_VER2);
+	assert_int_equal(a.mmap, 1);
+	assert_int_equal(a.comm, 1);
+	assert_int_equal(a.read_format, PERF_FORMAT_TOTAL_TIME_ENABLED |
+			 PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID);
+	assert_true(a.sample_type & PERF_SAMPLE_CALLCHAIN);
+	assert_false(a.sample_type & PERF_SAMPLE_IDENTIFIER);
+}
+
+static void test_raw(void **state)
+{
+	const struct profile *p = profile_find("raw");
+	struct perf_event_attr a;
+
+	assert_true(profile_is_raw(p));
+	assert_int_equal(profile_encode(p, pmus, "cycles[exclude_user,exclude_guest,precise_ip=2]",
+					PROFILE_MODE_STAT, &a), 0);
+	assert_int_equal(a.exclude_user, 1);
+	assert_int_equal(a.exclude_guest, 1);
+	assert_int_equal(a.precise_ip, 2);
+	assert_int_equal(a.exclude_kernel, 0);
+	assert_int_equal(profile_encode(p, pmus, "cycles", PROFILE_MODE_STAT, &a), 0);
+	assert_int_equal(a.exclude_guest, 0); /* no defaults */
+	assert_int_equal(profile_encode(p, pmus, "msr/tsc/[sample_freq=0,freq=0]",
+					PROFILE_MODE_RECORD, &a), 0);
+	assert_int_equal(a.type, 9);
+	assert_int_equal(a.freq, 0);
+	assert_int_equal(a.sample_period, 0);
+	assert_true(a.sample_type & PERF_SAMPLE_CALLCHAIN);
+	assert_int_equal(profile_encode(p, pmus, "cycles:u", PROFILE_MODE_STAT, &a), -EINVAL);
+	assert_int_equal(profile_encode(p, pmus, "cycles[nope]", PROFILE_MODE_STAT, &a), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "'nope' at 8"));
+	assert_int_equal(profile_encode(p, pmus, "cycles[precise_ip=9]", PROFILE_MODE_STAT, &a), -ERANGE);
+	assert_int_equal(profile_encode(p, pmus, "cycles[precise_ip=2", PROFILE_MODE_STAT, &a), -EINVAL);
+}
+
+struct step {
+	int err;
+	const char *why; /* substring, NULL: gives up */
+};
+
+static void run_chain(const char *profile, const char *spec, enum profile_mode mode,
+		      const struct step *steps, size_t n, struct perf_event_attr *a)
+{
+	const struct profile *p = profile_find(profile);
+	struct profile_fallback_state st;
+
+	assert_int_equal(profile_encode(p, pmus, spec, mode, a), 0);
+	assert_int_equal(profile_fallback_begin(p, pmus, spec, mode, &st), 0);
+	for (size_t i = 0; i < n; i++) {
+		const char *why = NULL;
+		bool more = profile_fallback(p, &st, a, steps[i].err, &why);
+
+		if (more != (steps[i].why != NULL) || (more && !strstr(why, steps[i].why)))
+			print_error("%s %s step %zu: got %d '%s'\n", profile, spec, i, more, why);
+		assert_int_equal(more, steps[i].why != NULL);
+		if (more)
+			assert_non_null(strstr(why, steps[i].why));
+	}
+}
+
+/* perf record -vv -a -g -e msr/tsc/u with perf 6.1.187: LOST, cloexec,
+ * exclude_guest/host, sample_id_all, then "Error". */
+static void test_fallback_6_1_record_einval(void **state)
+{
+	static const struct step s[] = {
+		{ EINVAL, "PERF_FORMAT_LOST" }, { EINVAL, "cloexec" },
+		{ EINVAL, "exclude_guest" }, { EINVAL, "sample_id_all" }, { EINVAL, NULL },
+	};
+	struct perf_event_attr a;
+
+	run_chain("perf-6.1", "msr/tsc/u", PROFILE_MODE_RECORD, s, G_N_ELEMENTS(s), &a);
+	assert_int_equal(a.exclude_guest, 0);
+	assert_int_equal(a.exclude_kernel, 1);
+	assert_int_equal(a.sample_id_all, 0);
+	assert_int_equal(a.read_format, PERF_FORMAT_ID);
+}
+
+/* perf stat -vv -a -e msr/tsc/u: cloexec, exclude_guest/host, sample_id_all
+ * (already 0: same attr), then "<not supported>" (observed). */
+static void test_fallback_6_1_stat(void **state)
+{
+	static const struct step s[] = {
+		{ EINVAL, "cloexec" }, { EINVAL, "exclude_guest" }, { EINVAL, "sample_id_all" },
+		{ EINVAL, NULL },
+	};
+	static const struct step enoent[] = { { ENOENT, NULL } };
+	struct perf_event_attr a;
+
+	run_chain("perf-6.1", "msr/tsc/u", PROFILE_MODE_STAT, s, G_N_ELEMENTS(s), &a);
+	assert_int_equal(a.exclude_kernel, 1);
+	assert_int_equal(a.exclude_guest, 0);
+	/* stat: "<not supported>", no cycles -> cpu-clock. */
+	run_chain("perf-6.1", "cycles:u", PROFILE_MODE_STAT, enoent, 1, &a);
+}
+
+/* perf record -e cycles:pp on a host without hardware PMU: ENOENT ->
+ * cpu-clock keeping precise_ip and exclude_guest (observed). */
+static void test_fallback_cycles(void **state)
+{
+	static const struct step s[] = { { ENOENT, "cpu-clock" }, { ENOENT, NULL } };
+	static const struct step s36[] = { { ENXIO, "cpu-clock" } };
+	static const struct step notcycles[] = { { ENOENT, NULL } };
+	struct perf_event_attr a;
+
+	run_chain("perf-6.1", "cycles:pp", PROFILE_MODE_RECORD, s, G_N_ELEMENTS(s), &a);
+	assert_int_equal(a.type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(a.config, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(a.precise_ip, 2);
+	assert_int_equal(a.exclude_guest, 1);
+	run_chain("perf-3.6", "cycles", PROFILE_MODE_RECORD, s36, 1, &a);
+	run_chain("perf-6.1", "instructions", PROFILE_MODE_RECORD, notcycles, 1, &a);
+}
+
+/* perf record -vv -e msr/tsc/P: the precise walk restarts after each
+ * missing-feature step (observed). */
+static void test_fallback_precise_max(void **state)
+{
+	static const struct step s[] = {
+		{ EINVAL, "precise" }, { EINVAL, "precise" }, { EINVAL, "precise" },
+		{ EINVAL, "PERF_FORMAT_LOST" },
+		{ EINVAL, "precise" }, { EINVAL, "precise" }, { EINVAL, "precise" },
+		{ EINVAL, "cloexec" },
+	};
+	struct perf_event_attr a;
+
+	run_chain("perf-6.1", "msr/tsc/P", PROFILE_MODE_RECORD, s, G_N_ELEMENTS(s), &a);
+	assert_int_equal(a.precise_ip, 3);
+}
+
+/* 3.6 builtin-record.c: EINVAL -> clear exclude_guest/host, then
+ * sample_id_all; no cloexec step. */
+static void test_fallback_3_6(void **state)
+{
+	static const struct step s[] = {
+		{ EINVAL, "exclude_guest" }, { EINVAL, "sample_id_all" }, { EINVAL, NULL },
+	};
+	static const struct step eop[] = { { EOPNOTSUPP, NULL } };
+	struct perf_event_attr a;
+
+	static const struct step stat[] = { { EINVAL, "exclude_guest" }, { EINVAL, NULL } };
+
+	run_chain("perf-3.6", "cycles", PROFILE_MODE_RECORD, s, G_N_ELEMENTS(s), &a);
+	/* builtin-stat.c @3.6: only the exclude_guest/host retry. */
+	run_chain("perf-3.6", "cycles", PROFILE_MODE_STAT, stat, G_N_ELEMENTS(stat), &a);
+	assert_int_equal(a.disabled, 0);
+	assert_int_equal(a.inherit, 1);
+	/* The 2012 regression: 3.6 gives up on EOPNOTSUPP for cycles:pp. */
+	run_chain("perf-3.6", "cycles:pp", PROFILE_MODE_RECORD, eop, 1, &a);
+}
+
+static void test_fallback_modern_eopnotsupp(void **state)
+{
+	static const struct step s[] = { { EOPNOTSUPP, "exclude_guest" }, { EOPNOTSUPP, NULL } };
+	struct perf_event_attr a;
+
+	static const struct step gh[] = { { EOPNOTSUPP, NULL } };
+
+	run_chain("perf-modern", "cycles:pp", PROFILE_MODE_RECORD, s, G_N_ELEMENTS(s), &a);
+	assert_int_equal(a.exclude_guest, 1);
+	/* Not when the user chose with G/H (evsel->exclude_GH). */
+	run_chain("perf-modern", "cycles:GH", PROFILE_MODE_RECORD, gh, 1, &a);
+	/* perf 6.1 has no such retry: the 2012 regression shape again. */
+	run_chain("perf-6.1", "cycles:G", PROFILE_MODE_RECORD, gh, 1, &a);
+}
+
+static void test_table(void **state)
+{
+	const struct profile *prev = NULL;
+	struct profile_fallback_state st = { 0 };
+	struct perf_event_attr a = { 0 };
+	const char *why;
+
+	assert_true(profile_count() >= 6);
+	for (size_t i = 0; i < profile_count(); i++) {
+		const struct profile *p = profile_at(i);
+		assert_ptr_equal(profile_find(profile_name(p)), p);
+		assert_true(strlen(profile_releases(p)) > 0);
+		assert_ptr_not_equal(p, prev);
+		prev = p;
+	}
+	assert_null(profile_at(profile_count()));
+	assert_null(profile_find("perf-0.1"));
+	assert_string_equal(profile_name(profile_for_release("perf version 6.1.187")), "perf-6.1");
+	assert_string_equal(profile_name(profile_for_release("3.6.0")), "perf-3.6");
+	assert_string_equal(profile_name(profile_for_release("3.7.10")), "perf-3.7");
+	assert_string_equal(profile_name(profile_for_release("3.10.0")), "perf-3.8");
+	assert_string_equal(profile_name(profile_for_release("3.2")), "perf-3.6");
+	assert_string_equal(profile_name(profile_for_release("4.19.0")), "perf-4.19");
+	assert_string_equal(profile_name(profile_for_release("6.17.0")), "perf-modern");
+	assert_null(profile_for_release("banana"));
+	assert_ptr_equal(profile_find("perf version 3.6.11"), profile_find("perf-3.6"));
+	assert_ptr_equal(profile_find("6.1.187"), profile_find("perf-6.1"));
+	assert_string_equal(profile_modifiers(profile_find("perf-3.6")), "ukhpGH");
+	assert_false(profile_fallback(profile_find("raw"), &st, &a, EINVAL, &why));
+	assert_int_equal(profile_encode(profile_find("perf-6.1"), pmus, "cycles", PROFILE_MODE_COUNT,
+					&a), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_perf_3_1),
+		cmocka_unit_test(test_perf_3_6),
+		cmocka_unit_test(test_perf_3_7),
+		cmocka_unit_test(test_perf_3_8),
+		cmocka_unit_test(test_perf_4_19),
+		cmocka_unit_test(test_perf_6_1),
+		cmocka_unit_test(test_perf_modern),
+		cmocka_unit_test(test_other_letters),
+		cmocka_unit_test(test_record_members_6_1),
+		cmocka_unit_test(test_record_members_3_6),
+		cmocka_unit_test(test_raw),
+		cmocka_unit_test(test_fallback_6_1_record_einval),
+		cmocka_unit_test(test_fallback_6_1_stat),
+		cmocka_unit_test(test_fallback_cycles),
+		cmocka_unit_test(test_fallback_precise_max),
+		cmocka_unit_test(test_fallback_3_6),
+		cmocka_unit_test(test_fallback_modern_eopnotsupp),
+		cmocka_unit_test(test_table),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
