@@ -1,3 +1,827 @@
-/* TEMPORARY placeholder: the guest agent lands with the fleet work. */
+/* pmucanary-agent: /init (PID 1) of the guest initramfs.
+ *
+ * Mounts proc, sys and devtmpfs, loads the modules listed in
+ * /etc/pmucanary/modules, finds the virtio-serial port named HB_PORT_NAME
+ * and speaks lib/hbproto.h on it: a heartbeat every interval, CORRUPT lines
+ * for canary mismatches, KMSG lines for oops-class kernel messages, ACK for
+ * host commands. Meanwhile one pinned thread per online CPU runs a busy
+ * integer + memory workload so that host PMU interrupts land in guest
+ * context, and a checker verifies a memory canary continuously.
+ *
+ * PID 1 must never exit (the kernel would panic): every failure is printed
+ * to the console and retried. Static glibc + pthreads only. */
+#define _GNU_SOURCE
 #include "hbproto.h"
-int main(void) { return 0; }
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AGENT_VERSION "1"
+#define MODULES_LIST "/etc/pmucanary/modules"
+#define CANARY_MIB_DEFAULT 8
+#define CANARY_MIB_MAX 1024
+#define WORK_BUF_BYTES (2 * 1024 * 1024) /* past L2: real memory traffic */
+#define PAGE 4096u
+#define MAX_WORKERS 512
+
+/* ---- configuration (cmdline) and shared state ---- */
+
+static struct {
+	unsigned int interval_ms;
+	bool work;
+	unsigned int canary_mib;
+} cfg = { HB_DEFAULT_INTERVAL_MS, true, CANARY_MIB_DEFAULT };
+
+static int console_fd = -1;
+static int port_fd = -1;
+static pthread_mutex_t port_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static atomic_uint interval_ms;
+static atomic_bool work_on;
+static atomic_bool hung;          /* selftest hang: send nothing more */
+static atomic_bool canary_bad;
+static atomic_uint oops_count;
+static atomic_uint corrupt_reported;
+static atomic_ullong hb_seq;      /* seq of the last HB sent (0: none yet) */
+
+static unsigned int nworkers;
+static struct worker {
+	_Atomic unsigned long long progress;
+	unsigned int cpu;
+	char pad[64];
+} *workers;
+
+static uint8_t *canary;
+static size_t canary_len;
+static char boot_id[HB_BOOT_ID_HEX + 1] = "00000000000000000000000000000000";
+
+/* ---- console ---- */
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char buf[512];
+	struct timespec ts;
+	va_list ap;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	n = snprintf(buf, sizeof(buf), "[%5ld.%03ld] pmucanary-agent: ", (long)ts.tv_sec,
+		     ts.tv_nsec / 1000000);
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(console_fd >= 0 ? console_fd : 2, buf, n) < 0) {
+		/* nowhere else to complain */
+	}
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/* Reads a small file into buf (NUL-terminated); returns length or -errno. */
+static ssize_t read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, off = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)off < size - 1 && (n = read(fd, buf + off, size - 1 - off)) > 0)
+		off += n;
+	close(fd);
+	buf[off] = 0;
+	return off;
+}
+
+/* ---- early setup ---- */
+
+static void mount_one(const char *src, const char *dir, const char *type, unsigned long flags)
+{
+	mkdir(dir, 0755);
+	if (mount(src, dir, type, flags, NULL) < 0 && errno != EBUSY)
+		say("mount %s on %s: %s", type, dir, strerror(errno));
+}
+
+static void setup_mounts(void)
+{
+	mkdir("/dev", 0755);
+	if (mount("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, NULL) < 0 && errno != EBUSY) {
+		/* no console yet: fall back to whatever fd 2 is */
+		say("mount devtmpfs: %s", strerror(errno));
+	}
+	console_fd = open("/dev/console", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (console_fd >= 0) {
+		int in = open("/dev/null", O_RDONLY);
+
+		if (in >= 0 && in != 0) {
+			dup2(in, 0);
+			close(in);
+		}
+		dup2(console_fd, 1);
+		dup2(console_fd, 2);
+	}
+	mount_one("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC);
+	mount_one("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC);
+}
+
+static bool parse_uint(const char *s, unsigned long min, unsigned long max, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || (*end && !isspace((unsigned char)*end)) || v < min || v > max)
+		return false;
+	*out = (unsigned int)v;
+	return true;
+}
+
+/* pmucanary.interval=<ms> pmucanary.work=on|off pmucanary.canary_mib=<n> */
+static void parse_cmdline(void)
+{
+	char buf[4096];
+	char *save = NULL, *tok;
+
+	if (read_file("/proc/cmdline", buf, sizeof(buf)) < 0)
+		return;
+	for (tok = strtok_r(buf, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		unsigned int v;
+
+		if (!strncmp(tok, "pmucanary.interval=", 19)) {
+			if (parse_uint(tok + 19, HB_MIN_INTERVAL_MS, HB_MAX_INTERVAL_MS, &v))
+				cfg.interval_ms = v;
+			else
+				say("ignoring bad %s", tok);
+		} else if (!strncmp(tok, "pmucanary.work=", 15)) {
+			if (!strcmp(tok + 15, "on"))
+				cfg.work = true;
+			else if (!strcmp(tok + 15, "off"))
+				cfg.work = false;
+			else
+				say("ignoring bad %s", tok);
+		} else if (!strncmp(tok, "pmucanary.canary_mib=", 21)) {
+			if (parse_uint(tok + 21, 0, CANARY_MIB_MAX, &v))
+				cfg.canary_mib = v;
+			else
+				say("ignoring bad %s", tok);
+		}
+	}
+}
+
+static void read_boot_id(void)
+{
+	char buf[64];
+	size_t j = 0;
+
+	if (read_file("/proc/sys/kernel/random/boot_id", buf, sizeof(buf)) < 0) {
+		say("cannot read boot_id: %s", strerror(errno));
+		return;
+	}
+	for (size_t i = 0; buf[i] && j < HB_BOOT_ID_HEX; i++)
+		if (isxdigit((unsigned char)buf[i]))
+			boot_id[j++] = (char)tolower((unsigned char)buf[i]);
+	boot_id[HB_BOOT_ID_HEX] = 0;
+}
+
+static void load_modules(void)
+{
+	FILE *f = fopen(MODULES_LIST, "re");
+	char line[512];
+	int total = 0, loaded = 0, present = 0;
+
+	if (!f) {
+		say("no %s (%s): no modules to load", MODULES_LIST, strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		int fd;
+
+		line[strcspn(line, "\r\n")] = 0;
+		if (!line[0] || line[0] == '#')
+			continue;
+		total++;
+		fd = open(line, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			say("module %s: open: %s", line, strerror(errno));
+			continue;
+		}
+		if (syscall(SYS_finit_module, fd, "", 0) == 0)
+			loaded++;
+		else if (errno == EEXIST)
+			present++;
+		else
+			say("module %s: finit_module: %s", line, strerror(errno));
+		close(fd);
+	}
+	fclose(f);
+	say("modules: %d listed, %d loaded, %d already present", total, loaded, present);
+}
+
+/* Finds /dev/vportXpY whose sysfs name is HB_PORT_NAME; 0 and path or -1. */
+static int find_port(char *path, size_t size)
+{
+	DIR *d = opendir("/sys/class/virtio-ports");
+	struct dirent *e;
+	int ret = -1;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char p[300], name[128];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/sys/class/virtio-ports/%s/name", e->d_name);
+		if (read_file(p, name, sizeof(name)) < 0)
+			continue;
+		name[strcspn(name, "\n")] = 0;
+		if (!strcmp(name, HB_PORT_NAME)) {
+			snprintf(path, size, "/dev/%s", e->d_name);
+			ret = 0;
+			break;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+static void open_port(void)
+{
+	char path[300];
+	uint64_t start = mono_ms(), last_note = start;
+
+	for (;;) {
+		if (find_port(path, sizeof(path)) == 0) {
+			/* devtmpfs creates the node asynchronously */
+			int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+			if (fd >= 0) {
+				port_fd = fd;
+				say("port %s at %s after %llu ms", HB_PORT_NAME, path,
+				    (unsigned long long)(mono_ms() - start));
+				return;
+			}
+		}
+		if (mono_ms() - last_note >= 5000) {
+			last_note = mono_ms();
+			say("still waiting for virtio port %s (is virtio_console loaded and the "
+			    "virtserialport named %s?)", HB_PORT_NAME, HB_PORT_NAME);
+		}
+		sleep_ms(20);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+}
+
+/* ---- the port ---- */
+
+/* One write per line so that lines never interleave. A line that cannot be
+ * written now (host not connected, queue full) is dropped: the heartbeat
+ * carries seq, and PID 1 must not block on the host. */
+static void port_send(const char *line, size_t len)
+{
+	if (port_fd < 0 || atomic_load(&hung))
+		return;
+	pthread_mutex_lock(&port_lock);
+	for (int tries = 0; tries < 50; tries++) {
+		ssize_t n = write(port_fd, line, len);
+
+		if (n == (ssize_t)len || (n < 0 && errno != EAGAIN && errno != EINTR))
+			break;
+		if (n > 0) { /* partial: finish the line */
+			line += n;
+			len -= n;
+			continue;
+		}
+		if (errno == EAGAIN) {
+			struct pollfd p = { port_fd, POLLOUT, 0 };
+
+			if (poll(&p, 1, 2) <= 0 || (p.revents & POLLHUP))
+				break;
+		}
+	}
+	pthread_mutex_unlock(&port_lock);
+}
+
+static void port_sendf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void port_sendf(const char *fmt, ...)
+{
+	char buf[HB_MAX_LINE + 1];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > HB_MAX_LINE - 1)
+		n = HB_MAX_LINE - 1;
+	buf[n++] = '\n';
+	port_send(buf, n);
+}
+
+static unsigned long long work_total(void)
+{
+	unsigned long long sum = 0;
+
+	for (unsigned int i = 0; i < nworkers; i++)
+		sum += atomic_load_explicit(&workers[i].progress, memory_order_relaxed);
+	return sum;
+}
+
+static void send_heartbeat(void)
+{
+	unsigned long long seq = atomic_load(&hb_seq) + 1;
+
+	port_sendf("HB v=%d seq=%llu boot=%s mono=%llu work=%llu canary=%s oops=%u",
+		   HB_PROTO_VERSION, seq, boot_id, (unsigned long long)mono_ms(), work_total(),
+		   atomic_load(&canary_bad) ? "bad" : "ok", atomic_load(&oops_count));
+	atomic_store(&hb_seq, seq);
+}
+
+/* ---- the workload ---- */
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t *buf = malloc(WORK_BUF_BYTES);
+	uint64_t x = 0x9e3779b97f4a7c15ull ^ w->cpu, acc = 0;
+	size_t words = WORK_BUF_BYTES / sizeof(uint64_t);
+
+	/* nice 19: the heartbeat and the checker must get the CPU promptly */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+	while (!buf) {
+		sleep_ms(1000);
+		buf = malloc(WORK_BUF_BYTES);
+	}
+	for (size_t i = 0; i < words; i++)
+		buf[i] = i * 0x100000001b3ull;
+	for (;;) {
+		if (!atomic_load_explicit(&work_on, memory_order_relaxed)) {
+			sleep_ms(20);
+			continue;
+		}
+		/* integer chain plus random read-modify-write over the buffer */
+		for (int round = 0; round < 4096; round++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			size_t idx = x % words;
+			buf[idx] += x;
+			acc += buf[(idx * 7 + 1) % words] * 3 + (x >> 3);
+		}
+		__asm__ volatile("" : : "r"(acc) : "memory");
+		atomic_fetch_add_explicit(&w->progress, 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static void start_workers(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		n = 1;
+	if (n > MAX_WORKERS)
+		n = MAX_WORKERS;
+	workers = calloc((size_t)n, sizeof(*workers));
+	if (!workers) {
+		say("no memory for workers");
+		return;
+	}
+	nworkers = (unsigned int)n;
+	for (unsigned int i = 0; i < nworkers; i++) {
+		pthread_t t;
+		pthread_attr_t a;
+		cpu_set_t set;
+
+		workers[i].cpu = i;
+		pthread_attr_init(&a);
+		CPU_ZERO(&set);
+		CPU_SET(i, &set);
+		pthread_attr_setaffinity_np(&a, sizeof(set), &set);
+		if (pthread_create(&t, &a, worker_main, &workers[i]) != 0) {
+			/* unpinned retry: a CPU that went offline must not stop the work */
+			if (pthread_create(&t, NULL, worker_main, &workers[i]) != 0)
+				say("worker %u: pthread_create failed", i);
+		}
+		pthread_attr_destroy(&a);
+	}
+}
+
+/* ---- the canary ---- */
+
+static inline uint64_t canary_word(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x;
+}
+
+static inline uint64_t canary_seed(size_t page)
+{
+	return 0x2545f4914f6cdd1dull ^ ((uint64_t)(page + 1) * 0x9e3779b97f4a7c15ull);
+}
+
+static void canary_fill_page(size_t page)
+{
+	uint64_t s = canary_seed(page);
+	uint64_t *p = (uint64_t *)(canary + page * PAGE);
+
+	for (size_t i = 0; i < PAGE / 8; i++)
+		p[i] = canary_word(&s);
+}
+
+static void canary_report(size_t off, uint8_t exp, uint8_t got)
+{
+	unsigned int n = atomic_fetch_add(&corrupt_reported, 1);
+
+	atomic_store(&canary_bad, true);
+	say("canary mismatch at offset 0x%zx: expected 0x%02x, got 0x%02x", off, exp, got);
+	if (n < HB_MAX_CORRUPT)
+		port_sendf("CORRUPT v=%d seq=%llu off=%zx exp=%02x got=%02x", HB_PROTO_VERSION,
+			   (unsigned long long)atomic_load(&hb_seq), off, exp, got);
+}
+
+static void *canary_main(void *arg)
+{
+	size_t pages = canary_len / PAGE;
+
+	(void)arg;
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 5);
+	for (;;) {
+		for (size_t pg = 0; pg < pages; pg++) {
+			uint64_t s = canary_seed(pg);
+			volatile uint64_t *p = (volatile uint64_t *)(canary + pg * PAGE);
+
+			for (size_t i = 0; i < PAGE / 8; i++) {
+				uint64_t want = canary_word(&s), got = p[i];
+
+				if (got == want)
+					continue;
+				for (unsigned int b = 0; b < 8; b++) {
+					uint8_t e = (uint8_t)(want >> (8 * b)), g = (uint8_t)(got >> (8 * b));
+
+					if (e != g)
+						canary_report(pg * PAGE + i * 8 + b, e, g);
+				}
+				/* repair, so one corruption is reported once; status stays bad */
+				p[i] = want;
+			}
+		}
+		sleep_ms(20);
+	}
+	return NULL;
+}
+
+static void start_canary(void)
+{
+	pthread_t t;
+
+	struct sysinfo si;
+
+	/* PID 1 cannot be OOM-killed: an oversized canary would panic the guest */
+	if (sysinfo(&si) == 0 && si.mem_unit) {
+		unsigned long long quarter_mib = (unsigned long long)si.totalram * si.mem_unit >> 22;
+
+		if (cfg.canary_mib > quarter_mib) {
+			say("canary: %u MiB is more than a quarter of RAM: using %llu MiB",
+			    cfg.canary_mib, quarter_mib);
+			cfg.canary_mib = (unsigned int)quarter_mib;
+		}
+	}
+	canary_len = (size_t)cfg.canary_mib << 20;
+	if (!canary_len)
+		return;
+	canary = mmap(NULL, canary_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		      -1, 0);
+	if (canary == MAP_FAILED) {
+		say("canary: mmap %u MiB: %s; running without canary", cfg.canary_mib, strerror(errno));
+		canary = NULL;
+		canary_len = 0;
+		return;
+	}
+	for (size_t pg = 0; pg < canary_len / PAGE; pg++)
+		canary_fill_page(pg);
+	if (pthread_create(&t, NULL, canary_main, NULL) != 0)
+		say("canary: pthread_create failed");
+}
+
+/* ---- kmsg ---- */
+
+/* Lines the kernel prints when it oopses, warns, BUGs or panics. */
+static bool kmsg_is_oops(const char *text)
+{
+	static const char *const marks[] = {
+		"Oops:", "WARNING:", "BUG:", "kernel BUG at", "Kernel panic",
+		"general protection fault", "Unable to handle kernel", NULL,
+	};
+
+	for (int i = 0; marks[i]; i++)
+		if (strstr(text, marks[i]))
+			return true;
+	return false;
+}
+
+/* The selftest cannot make a stock kernel WARN without a test module (no
+ * lkdtm in Debian 6.1), so it writes this user-facility line to /dev/kmsg.
+ * Only this exact marker is counted from user space: a self-test of the
+ * counting and KMSG path, not of the kernel. */
+#define SELFTEST_OOPS_MARK "pmucanary-selftest: WARNING: simulated oops-class line"
+
+static void *kmsg_main(void *arg)
+{
+	char rec[8192];
+	int fd;
+
+	(void)arg;
+	while ((fd = open("/dev/kmsg", O_RDONLY | O_CLOEXEC)) < 0) {
+		say("open /dev/kmsg: %s", strerror(errno));
+		sleep_ms(1000);
+	}
+	for (;;) {
+		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+		unsigned int pri;
+		char *text, *nl;
+
+		if (n < 0) {
+			if (errno == EPIPE || errno == EINTR) /* overwritten records */
+				continue;
+			sleep_ms(100);
+			continue;
+		}
+		rec[n] = 0;
+		/* "<pri>,<seq>,<usec>,<flags>[,...];<text>\n[ KEY=value\n...]" */
+		text = strchr(rec, ';');
+		if (!text || sscanf(rec, "%u", &pri) != 1)
+			continue;
+		text++;
+		nl = strchr(text, '\n');
+		if (nl)
+			*nl = 0;
+		if ((pri >> 3) == 0 ? !kmsg_is_oops(text) : !strstr(text, SELFTEST_OOPS_MARK))
+			continue;
+		atomic_fetch_add(&oops_count, 1);
+		{
+			char clean[HB_MAX_LINE];
+			size_t j = 0;
+
+			for (size_t i = 0; text[i] && j < sizeof(clean) - 1; i++) {
+				unsigned char c = (unsigned char)text[i];
+
+				clean[j++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+			}
+			clean[j] = 0;
+			/* port_sendf truncates to HB_MAX_LINE including '\n' */
+			port_sendf("KMSG v=%d seq=%llu text=%s", HB_PROTO_VERSION,
+				   (unsigned long long)atomic_load(&hb_seq), clean);
+		}
+	}
+	return NULL;
+}
+
+/* ---- commands ---- */
+
+static void ack(const char *word)
+{
+	port_sendf("ACK v=%d seq=%llu cmd=%s", HB_PROTO_VERSION,
+		   (unsigned long long)atomic_load(&hb_seq), word);
+}
+
+/* Lets the ACK leave the guest before a fault fires. */
+static void drain_port(void)
+{
+	if (port_fd >= 0)
+		fsync(port_fd);
+	sleep_ms(50);
+}
+
+static void sysrq(char c)
+{
+	char s[2] = { c, 0 };
+
+	write_file("/proc/sys/kernel/sysrq", "1");
+	if (write_file("/proc/sysrq-trigger", s) < 0)
+		say("sysrq %c: %s", c, strerror(errno));
+}
+
+static void selftest(const char *what)
+{
+	if (!strcmp(what, "panic")) {
+		ack(HB_CMD_SELFTEST);
+		say("selftest panic: sysrq c");
+		drain_port();
+		sysrq('c');
+	} else if (!strcmp(what, "hang")) {
+		ack(HB_CMD_SELFTEST);
+		drain_port();
+		say("selftest hang: no more heartbeats until reboot");
+		atomic_store(&hung, true);
+	} else if (!strcmp(what, "corrupt")) {
+		ack(HB_CMD_SELFTEST);
+		if (!canary_len) {
+			say("selftest corrupt: no canary (canary_mib=0)");
+			return;
+		}
+		size_t off = ((size_t)mono_ms() * 2654435761u) % canary_len;
+		say("selftest corrupt: flipping canary byte at 0x%zx", off);
+		((volatile uint8_t *)canary)[off] ^= 0x5a;
+	} else if (!strcmp(what, "reboot")) {
+		ack(HB_CMD_SELFTEST);
+		say("selftest reboot: sysrq b");
+		drain_port();
+		sysrq('b');
+		sleep_ms(1000);
+		reboot(RB_AUTOBOOT);
+	} else if (!strcmp(what, "oops")) {
+		ack(HB_CMD_SELFTEST);
+		say("selftest oops: writing a marker line to /dev/kmsg (counting path only)");
+		if (write_file("/dev/kmsg", "<4>" SELFTEST_OOPS_MARK "\n") < 0)
+			say("selftest oops: /dev/kmsg: %s", strerror(errno));
+	} else {
+		say("unknown selftest '%s'", what);
+	}
+}
+
+static void handle_command(char *line)
+{
+	char *word = strtok(line, " \t\r");
+	char *arg = strtok(NULL, " \t\r");
+	unsigned int v;
+
+	if (!word)
+		return;
+	if (!strcmp(word, HB_CMD_INTERVAL) && arg &&
+	    parse_uint(arg, HB_MIN_INTERVAL_MS, HB_MAX_INTERVAL_MS, &v)) {
+		atomic_store(&interval_ms, v);
+		ack(HB_CMD_INTERVAL);
+		say("interval %u ms", v);
+	} else if (!strcmp(word, HB_CMD_WORK) && arg && (!strcmp(arg, "on") || !strcmp(arg, "off"))) {
+		atomic_store(&work_on, !strcmp(arg, "on"));
+		ack(HB_CMD_WORK);
+		say("work %s", arg);
+	} else if (!strcmp(word, HB_CMD_SELFTEST) && arg) {
+		selftest(arg);
+	} else {
+		say("ignoring command '%s%s%s'", word, arg ? " " : "", arg ? arg : "");
+	}
+}
+
+/* ---- main loop ---- */
+
+static void run(void)
+{
+	char in[HB_MAX_LINE * 2];
+	size_t inlen = 0;
+	bool discarding = false;
+	uint64_t next = mono_ms();
+	bool first = true;
+
+	for (;;) {
+		uint64_t now = mono_ms();
+
+		if (now >= next) {
+			if (!atomic_load(&hung)) {
+				send_heartbeat();
+				if (first) {
+					say("first heartbeat sent");
+					first = false;
+				}
+			}
+			next += atomic_load(&interval_ms);
+			if (next <= now) /* we were late: do not burst */
+				next = now + atomic_load(&interval_ms);
+			while (waitpid(-1, NULL, WNOHANG) > 0)
+				;
+			continue;
+		}
+
+		struct pollfd p = { port_fd, POLLIN, 0 };
+		int r = poll(&p, 1, (int)(next - now));
+
+		if (r <= 0)
+			continue;
+		if (!(p.revents & POLLIN)) {
+			/* host side not connected: POLLHUP would spin, so just wait */
+			uint64_t left = next - mono_ms();
+
+			sleep_ms(left > 20 ? 20 : (unsigned int)left + 1);
+			continue;
+		}
+		ssize_t n = read(port_fd, in + inlen, sizeof(in) - inlen);
+
+		if (n <= 0) {
+			sleep_ms(5);
+			continue;
+		}
+		inlen += (size_t)n;
+		for (;;) {
+			char *nl = memchr(in, '\n', inlen);
+			size_t used;
+
+			if (!nl) {
+				if (inlen == sizeof(in)) { /* overlong line: drop it */
+					inlen = 0;
+					discarding = true;
+				}
+				break;
+			}
+			*nl = 0;
+			used = (size_t)(nl - in) + 1;
+			if (!discarding)
+				handle_command(in);
+			discarding = false;
+			memmove(in, in + used, inlen - used);
+			inlen -= used;
+		}
+	}
+}
+
+int main(void)
+{
+	setup_mounts();
+	parse_cmdline();
+	atomic_store(&interval_ms, cfg.interval_ms);
+	atomic_store(&work_on, cfg.work);
+	say("version %s (protocol v%d) pid %d cpus %ld interval %u ms work %s canary %u MiB",
+	    AGENT_VERSION, HB_PROTO_VERSION, (int)getpid(), sysconf(_SC_NPROCESSORS_ONLN),
+	    cfg.interval_ms, cfg.work ? "on" : "off", cfg.canary_mib);
+	if (getpid() != 1)
+		say("not PID 1: running anyway (test mode)");
+	read_boot_id();
+	load_modules();
+
+	pthread_t t;
+
+	start_canary();
+	start_workers();
+	open_port();
+	/* after the port: /dev/kmsg starts at the oldest record, so lines from
+	 * before the port existed are still counted and sent */
+	while (pthread_create(&t, NULL, kmsg_main, NULL) != 0) {
+		say("kmsg: pthread_create failed; retrying");
+		sleep_ms(1000);
+	}
+	run();
+	for (;;) /* not reached; PID 1 must never return */
+		pause();
+}
