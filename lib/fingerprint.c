@@ -1,0 +1,296 @@
+/* The host fingerprint: what the kernel, CPU, PMUs and virtualization stack
+ * of this host are, so that a result file says where it was measured. */
+#include "fingerprint.h"
+
+#include "log.h"
+#include "perfev.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <libvirt/libvirt.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define NT_GNU_BUILD_ID_TYPE 3
+
+/* A file's trimmed contents, or NULL. */
+static char *file_text(const char *path)
+{
+	char *text = NULL;
+
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return NULL;
+	return g_strstrip(text);
+}
+
+static json_t *json_string_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *int_file(const char *path)
+{
+	g_autofree char *text = file_text(path);
+	char *end;
+	long v;
+
+	if (!text)
+		return json_null();
+	v = strtol(text, &end, 10);
+	return (*text && !*end) ? json_integer(v) : json_string(text);
+}
+
+char *fingerprint_build_id(const unsigned char *notes, size_t len)
+{
+	size_t off = 0;
+
+	while (off + 12 <= len) {
+		uint32_t namesz, descsz, type;
+		size_t name_off, desc_off;
+
+		memcpy(&namesz, notes + off, 4);
+		memcpy(&descsz, notes + off + 4, 4);
+		memcpy(&type, notes + off + 8, 4);
+		name_off = off + 12;
+		desc_off = name_off + ((namesz + 3) & ~3u);
+		if (desc_off + descsz > len || desc_off < name_off)
+			return NULL;
+		if (type == NT_GNU_BUILD_ID_TYPE && namesz == 4 &&
+		    memcmp(notes + name_off, "GNU", 4) == 0) {
+			GString *hex = g_string_new(NULL);
+
+			for (uint32_t i = 0; i < descsz; i++)
+				g_string_append_printf(hex, "%02x", notes[desc_off + i]);
+			return g_string_free(hex, FALSE);
+		}
+		off = desc_off + ((descsz + 3) & ~3u);
+	}
+	return NULL;
+}
+
+static json_t *kernel_json(void)
+{
+	json_t *k = json_object();
+	struct utsname u;
+	g_autofree char *cmdline = file_text("/proc/cmdline");
+	g_autofree char *notes = NULL;
+	g_autofree char *build_id = NULL;
+	size_t len = 0;
+
+	if (uname(&u) == 0) {
+		json_object_set_new(k, "release", json_string(u.release));
+		json_object_set_new(k, "version", json_string(u.version));
+		json_object_set_new(k, "machine", json_string(u.machine));
+	} else {
+		json_object_set_new(k, "release", json_null());
+		json_object_set_new(k, "version", json_null());
+	}
+	json_object_set_new(k, "cmdline", json_string_or_null(cmdline));
+	if (g_file_get_contents("/sys/kernel/notes", &notes, &len, NULL))
+		build_id = fingerprint_build_id((const unsigned char *)notes, len);
+	json_object_set_new(k, "build_id", json_string_or_null(build_id));
+	return k;
+}
+
+static json_t *cpu_json(void)
+{
+	static const struct { const char *key, *name; bool number; } fields[] = {
+		{ "vendor_id", "vendor", false },
+		{ "cpu family", "family", true },
+		{ "model", "model", true },
+		{ "stepping", "stepping", true },
+		{ "microcode", "microcode", false },
+		{ "model name", "model_name", false },
+	};
+	json_t *cpu = json_object();
+	g_autofree char *text = NULL;
+	g_autofree int *cpus = NULL;
+	int ncpu = 0;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
+		json_object_set_new(cpu, fields[i].name, json_null());
+	if (g_file_get_contents("/proc/cpuinfo", &text, NULL, NULL)) {
+		g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+		/* The first processor block describes the host's CPUs. */
+		for (char **l = lines; *l && **l; l++) {
+			char *colon = strchr(*l, ':');
+			g_autofree char *key = NULL;
+
+			if (!colon)
+				continue;
+			key = g_strstrip(g_strndup(*l, colon - *l));
+			for (size_t i = 0; i < G_N_ELEMENTS(fields); i++) {
+				g_autofree char *val = NULL;
+
+				if (strcmp(key, fields[i].key) != 0)
+					continue;
+				val = g_strstrip(g_strdup(colon + 1));
+				json_object_set_new(cpu, fields[i].name,
+						    fields[i].number ?
+						    json_integer(strtol(val, NULL, 0)) :
+						    json_string(val));
+			}
+		}
+	}
+	if (perfev_online_cpus(&cpus, &ncpu) == 0)
+		json_object_set_new(cpu, "online", json_integer(ncpu));
+	else
+		json_object_set_new(cpu, "online", json_null());
+	return cpu;
+}
+
+bool fingerprint_pmu_is_hw(const char *name, uint32_t type)
+{
+	return type == PERF_TYPE_RAW || strcmp(name, "cpu") == 0 ||
+	       strcmp(name, "cpu_core") == 0 || strcmp(name, "cpu_atom") == 0 ||
+	       g_str_has_prefix(name, "armv8_") || g_str_has_prefix(name, "armv7_");
+}
+
+static json_t *pmus_json(const struct pmu_set *set, bool *hw)
+{
+	json_t *arr = json_array();
+
+	*hw = false;
+	for (unsigned int i = 0; i < set->pmus->len; i++) {
+		const struct pmu *p = set->pmus->pdata[i];
+		json_t *o = json_object();
+		json_t *caps = json_object();
+		json_t *formats = json_object();
+		GHashTableIter it;
+		void *k, *v;
+
+		json_object_set_new(o, "name", json_string(p->name));
+		json_object_set_new(o, "type", json_integer(p->type));
+		if (p->caps) {
+			g_hash_table_iter_init(&it, p->caps);
+			while (g_hash_table_iter_next(&it, &k, &v))
+				json_object_set_new(caps, k, json_string(v));
+		}
+		json_object_set_new(o, "caps", caps);
+		json_object_set_new(o, "events", json_integer(p->events ? p->events->len : 0));
+		for (unsigned int j = 0; p->formats && j < p->formats->len; j++) {
+			const struct pmu_format *f = p->formats->pdata[j];
+
+			json_object_set_new(formats, f->name, json_string(f->bits));
+		}
+		json_object_set_new(o, "formats", formats);
+		json_array_append_new(arr, o);
+		*hw |= fingerprint_pmu_is_hw(p->name, p->type);
+	}
+	return arr;
+}
+
+static int names_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static json_t *kvm_params_json(void)
+{
+	json_t *mods = json_object();
+	g_autoptr(GDir) dir = g_dir_open("/sys/module", 0, NULL);
+	const char *mod;
+
+	if (!dir)
+		return mods;
+	while ((mod = g_dir_read_name(dir))) {
+		g_autofree char *pdir_path = NULL;
+		g_autoptr(GDir) pdir = NULL;
+		g_autoptr(GPtrArray) names = NULL;
+		const char *param;
+		json_t *params;
+
+		if (!g_str_has_prefix(mod, "kvm"))
+			continue;
+		pdir_path = g_build_filename("/sys/module", mod, "parameters", NULL);
+		pdir = g_dir_open(pdir_path, 0, NULL);
+		if (!pdir)
+			continue;
+		names = g_ptr_array_new_with_free_func(g_free);
+		while ((param = g_dir_read_name(pdir)))
+			g_ptr_array_add(names, g_strdup(param));
+		g_ptr_array_sort(names, names_cmp);
+		params = json_object();
+		for (unsigned int i = 0; i < names->len; i++) {
+			g_autofree char *path = g_build_filename(pdir_path, names->pdata[i], NULL);
+			g_autofree char *val = file_text(path);
+
+			json_object_set_new(params, names->pdata[i], json_string_or_null(val));
+		}
+		json_object_set_new(mods, mod, params);
+	}
+	return mods;
+}
+
+const char *fingerprint_accel(void)
+{
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return "tcg";
+	close(fd);
+	return "kvm";
+}
+
+static json_t *libvirt_version_json(void)
+{
+	unsigned long v = 0;
+
+	if (virGetVersion(&v, NULL, NULL) < 0 || !v)
+		return json_null();
+	return json_sprintf("%lu.%lu.%lu", v / 1000000, v / 1000 % 1000, v % 1000);
+}
+
+static json_t *qemu_version_json(void)
+{
+	char *argv[] = { "qemu-system-x86_64", "--version", NULL };
+	g_autofree char *out = NULL;
+	g_autofree char *errout = NULL;
+	const char *prefix = "QEMU emulator version ";
+	char *nl;
+	int status;
+
+	if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out,
+			  &errout, &status, NULL) ||
+	    !g_spawn_check_wait_status(status, NULL) || !out)
+		return json_null();
+	if ((nl = strchr(out, '\n')))
+		*nl = '\0';
+	if (g_str_has_prefix(out, prefix))
+		return json_string(out + strlen(prefix));
+	return json_string(g_strstrip(out));
+}
+
+int fingerprint_collect(const struct pmu_set *pmus, json_t **out)
+{
+	g_autoptr(pmu_set) own = NULL;
+	json_t *fp;
+	bool hw;
+
+	if (!pmus) {
+		int ret = pmu_set_load(NULL, &own);
+
+		if (ret < 0)
+			return ret;
+		pmus = own;
+	}
+	fp = json_object();
+	json_object_set_new(fp, "kernel", kernel_json());
+	json_object_set_new(fp, "cpu", cpu_json());
+	json_object_set_new(fp, "pmus", pmus_json(pmus, &hw));
+	json_object_set_new(fp, "hw_pmu", json_boolean(hw));
+	json_object_set_new(fp, "perf_event_paranoid",
+			    int_file("/proc/sys/kernel/perf_event_paranoid"));
+	json_object_set_new(fp, "nmi_watchdog", int_file("/proc/sys/kernel/nmi_watchdog"));
+	json_object_set_new(fp, "kvm", kvm_params_json());
+	json_object_set_new(fp, "accel", json_string(fingerprint_accel()));
+	json_object_set_new(fp, "libvirt_version", libvirt_version_json());
+	json_object_set_new(fp, "qemu_version", qemu_version_json());
+	*out = fp;
+	return 0;
+}

@@ -1,0 +1,36 @@
+/* The host fingerprint (design.md "Flow of one run", step 1) as JSON:
+ *
+ * {"kernel": {"release", "version", "cmdline", "build_id": hex|null},
+ *  "cpu": {"vendor", "family", "model", "stepping", "microcode",
+ *          "model_name", "online": N},
+ *  "pmus": [{"name", "type", "caps": {name: value}, "events": N,
+ *            "formats": {name: bits}}],
+ *  "hw_pmu": bool, "perf_event_paranoid": int|null, "nmi_watchdog": int|null,
+ *  "kvm": {"<module>": {"<param>": "value"}}, "accel": "kvm"|"tcg",
+ *  "libvirt_version": "9.0.0"|null, "qemu_version": "7.2.22 (...)"|null}
+ *
+ * Anything the host does not expose is null, never an error: a fingerprint
+ * describes, it does not judge. */
+#ifndef PMUCANARY_FINGERPRINT_H
+#define PMUCANARY_FINGERPRINT_H
+
+#include "pmu.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+
+/* pmus may be NULL: the host's PMUs are loaded from PMU_SYSFS_ROOT. Only
+ * failing to load those PMUs is an error. */
+int fingerprint_collect(const struct pmu_set *pmus, json_t **out);
+
+/* A hardware (CPU) PMU: one registered as PERF_TYPE_RAW or named cpu,
+ * cpu_core, cpu_atom or armv8_* / armv7_*. */
+bool fingerprint_pmu_is_hw(const char *name, uint32_t type);
+
+/* "kvm" when /dev/kvm opens read-write, else "tcg". */
+const char *fingerprint_accel(void);
+
+/* The build id from an ELF note blob (/sys/kernel/notes); NULL if none. */
+char *fingerprint_build_id(const unsigned char *notes, size_t len);
+
+#endif

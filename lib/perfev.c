@@ -1,0 +1,83 @@
+/* The one wrapper around perf_event_open(2). */
+#include "perfev.h"
+
+#include "log.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PERFEV_ONLINE_PATH "/sys/devices/system/cpu/online"
+
+static atomic_uint_fast64_t open_calls;
+
+int perfev_open(const struct perf_event_attr *attr, pid_t pid, int cpu,
+		int group_fd, unsigned long flags)
+{
+	long fd;
+
+	atomic_fetch_add_explicit(&open_calls, 1, memory_order_relaxed);
+	fd = syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
+	if (fd < 0)
+		return errno ? -errno : -EIO;
+	return (int)fd;
+}
+
+uint64_t perfev_open_calls(void)
+{
+	return atomic_load_explicit(&open_calls, memory_order_relaxed);
+}
+
+/* Parses the kernel's cpu list format: "0-3,5,7-8". */
+static int cpulist_parse(const char *text, GArray *cpus)
+{
+	const char *p = text;
+
+	while (*p && *p != '\n') {
+		char *end;
+		long lo, hi;
+
+		errno = 0;
+		lo = strtol(p, &end, 10);
+		if (end == p || errno || lo < 0)
+			return -EINVAL;
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			p++;
+			hi = strtol(p, &end, 10);
+			if (end == p || errno || hi < lo)
+				return -EINVAL;
+			p = end;
+		}
+		for (long c = lo; c <= hi; c++) {
+			int v = (int)c;
+			g_array_append_val(cpus, v);
+		}
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return cpus->len ? 0 : -EINVAL;
+}
+
+int perfev_online_cpus(int **cpus, int *count)
+{
+	g_autofree char *text = NULL;
+	g_autoptr(GError) err = NULL;
+	g_autoptr(GArray) arr = g_array_new(FALSE, FALSE, sizeof(int));
+
+	if (!g_file_get_contents(PERFEV_ONLINE_PATH, &text, NULL, &err))
+		return pc_fail(EIO, "%s: %s", PERFEV_ONLINE_PATH, err->message);
+	if (cpulist_parse(text, arr) < 0)
+		return pc_fail(EINVAL, "%s: cannot parse cpu list '%s'",
+			       PERFEV_ONLINE_PATH, g_strstrip(text));
+	*count = (int)arr->len;
+	*cpus = (int *)(void *)g_array_free(g_steal_pointer(&arr), FALSE);
+	return 0;
+}

@@ -1,0 +1,141 @@
+/* The results model: one result file per probe or run, schema "pmucanary/1".
+ *
+ * {"schema": "pmucanary/1", "kind": "probe"|"run", "run_id", "created"
+ *  (ISO-8601 UTC), "tool_version", "host": {fingerprint}, "kernel": release,
+ *  "accel": "kvm"|"tcg"|"none", "limitations": [str], "selftest": bool,
+ *  "scenario": object|null, "cells": [cell]}
+ *
+ * cell: {"kernel", "profile", "spec", "attr": {non-zero members} (absent when
+ *  the profile rejected the spec), "error" (only when rejected), "outcome",
+ *  "tries": [{"attr", "outcome", "why"?}], "per_cpu": {"<cpu>": outcome}
+ *  (only when CPUs disagree), "k", "n", "evidence": [object]}
+ *
+ * Top-level and cell keys this module does not know are kept in `extra` and
+ * written back unchanged, so a run can add its own ("verdict", ...). */
+#ifndef PMUCANARY_RESULTS_H
+#define PMUCANARY_RESULTS_H
+
+#include "outcome.h"
+
+#include <glib.h>
+#include <jansson.h>
+#include <linux/perf_event.h>
+#include <stdbool.h>
+
+#define RESULTS_SCHEMA "pmucanary/1"
+#ifndef PMUCANARY_VERSION
+#define PMUCANARY_VERSION "0.1.0"
+#endif
+
+/* The standard limitation lines (design.md: loud note under TCG). */
+#define RESULTS_LIMIT_TCG                                                    \
+	"accel is tcg: TCG cannot show hardware PMU/virtualization "          \
+	"interactions (no VMX/SVM, no PMU in guests); harms seen under KVM "  \
+	"cannot appear here"
+#define RESULTS_LIMIT_NO_HW_PMU                                              \
+	"no hardware PMU on this host: hardware and cache events cannot be " \
+	"opened (ENOENT), precise/PEBS and guest-exclusion paths are not "    \
+	"exercised"
+
+enum results_kind {
+	RESULTS_KIND_PROBE,
+	RESULTS_KIND_RUN,
+	RESULTS_KIND_COUNT
+};
+
+const char *results_kind_name(enum results_kind kind);
+/* Returns RESULTS_KIND_COUNT when name is not a kind. */
+enum results_kind results_kind_from_name(const char *name);
+
+struct cell_try {
+	struct perf_event_attr attr;
+	enum outcome outcome;
+	char *why;                 /* NULL when absent (the first try) */
+};
+
+struct cell_cpu {
+	int cpu;
+	enum outcome outcome;
+};
+
+struct cell {
+	char *kernel;
+	char *profile;
+	char *spec;
+	bool has_attr;             /* false: the profile rejected the spec */
+	struct perf_event_attr attr;
+	char *error;               /* the profile's message when rejected */
+	enum outcome outcome;
+	GArray *tries;             /* struct cell_try, in order */
+	GArray *per_cpu;           /* struct cell_cpu; empty when CPUs agree */
+	int k, n;                  /* bad tries of tries (harms); 0/0 otherwise */
+	json_t *evidence;          /* JSON array of objects, owned */
+	json_t *extra;             /* unknown keys, owned; NULL when none */
+};
+
+struct cell *cell_new(const char *kernel, const char *profile, const char *spec);
+void cell_free(struct cell *cell);
+typedef struct cell results_cell;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(results_cell, cell_free)
+void cell_set_attr(struct cell *cell, const struct perf_event_attr *attr);
+/* Marks the cell rejected by its profile: outcome EINVAL, no attr. */
+void cell_set_error(struct cell *cell, const char *message);
+void cell_add_try(struct cell *cell, const struct perf_event_attr *attr,
+		  enum outcome outcome, const char *why);
+void cell_add_cpu(struct cell *cell, int cpu, enum outcome outcome);
+/* The EVENT part of the cell's spec: "cycles" of "cycles:ppH", "msr/tsc/"
+ * of "msr/tsc/:u", "cycles" of "cycles[exclude_guest]"; caller g_free()s. */
+char *results_spec_event(const char *spec);
+
+struct result_set {
+	enum results_kind kind;
+	char *run_id;
+	char *created;             /* ISO-8601 UTC */
+	char *tool_version;
+	json_t *host;              /* fingerprint object, owned; NULL -> {} */
+	char *kernel;              /* release */
+	char *accel;               /* "kvm" | "tcg" | "none" */
+	GPtrArray *limitations;    /* char * */
+	bool selftest;
+	json_t *scenario;          /* owned; NULL -> null */
+	GPtrArray *cells;          /* struct cell * */
+	json_t *extra;             /* unknown top-level keys, owned; NULL when none */
+};
+
+/* A new empty set: run_id "<yyyymmddThhmmssZ>-<6 hex>", created now,
+ * tool_version PMUCANARY_VERSION, accel "none". */
+struct result_set *result_set_new(enum results_kind kind);
+void result_set_free(struct result_set *set);
+typedef struct result_set result_set;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(result_set, result_set_free)
+
+/* Takes ownership of cell. */
+void results_add_cell(struct result_set *set, struct cell *cell);
+/* Adds a limitation line unless the same line is there already. */
+void results_add_limitation(struct result_set *set, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Sets host (takes the reference), kernel and accel from a fingerprint
+ * (see fingerprint.h) and adds the standard limitation lines: TCG, and no
+ * hardware PMU. */
+void results_set_host(struct result_set *set, json_t *host);
+/* Adds RESULTS_LIMIT_TCG when accel is tcg; RESULTS_LIMIT_NO_HW_PMU when
+ * hw_pmu is false. */
+void results_note_standard_limitations(struct result_set *set, bool hw_pmu);
+
+json_t *results_to_json(const struct result_set *set);
+/* Strict: a wrong or missing schema, an unknown kind or outcome, a cell
+ * without profile/spec/outcome, a bad attr fail with -EINVAL and a message
+ * naming `name` (the file) and the problem. */
+int results_from_json(const json_t *root, const char *name, struct result_set **out);
+/* Writes atomically: a temp file in the same directory, fsync, rename,
+ * fsync of the directory. A reader never sees a partial file. */
+int results_write_json(const struct result_set *set, const char *path);
+/* Truncated or bad JSON fails with -EINVAL and "path:line:column: text". */
+int results_read_json(const char *path, struct result_set **out);
+
+/* Outcome counts: rows profiles, columns grouped by event (wrapped to fit
+ * 120 columns), then every non-OK cell, one line each. Starts with the
+ * header and the limitations. */
+void results_format_matrix(const struct result_set *set, GString *out);
+
+#endif

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# CLI tests for `pmucanary probe`: the result-file contract (schema
+# pmucanary/1, kind probe, the keys run/diff/matrix read), exit 2 with one
+# line naming the bad input and no JSON file left behind, --help.
+# Needs $PMUCANARY_BIN and $PMUCANARY_TOP (tests/run-tests sets both); jq for
+# the schema checks (skipped without it).
+set -u
+top=${PMUCANARY_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+bin=${PMUCANARY_BIN:-$top/build/pmucanary}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 n=0
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+
+# --help names every option.
+help=$("$bin" probe --help 2>&1); rc=$?
+check "--help exits 0" [ "$rc" -eq 0 ]
+for o in --json --pmu --event --profile --full --sysfs --per-task; do
+	check "--help describes $o" grep -q -- "$o" <<<"$help"
+done
+
+# A small real probe: software events, every profile.
+out=$("$bin" probe --pmu software --json "$tmp/p.json" 2>"$tmp/err"); rc=$?
+check "probe --pmu software exits 0" [ "$rc" -eq 0 ]
+check "quiet on stderr when not a terminal" [ ! -s "$tmp/err" ]
+check "matrix names a software event" grep -q "| cpu-clock" <<<"$out"
+check "matrix lists non-OK cells" grep -q "^non-OK cells: " <<<"$out"
+check "result file written" [ -s "$tmp/p.json" ]
+check "no temporary file left" [ "$(ls -A "$tmp" | wc -l)" -eq 2 ]
+if command -v jq >/dev/null; then
+	j() { jq -e "$1" "$tmp/p.json" >/dev/null; }
+	check "schema pmucanary/1" j '.schema == "pmucanary/1"'
+	check "kind probe" j '.kind == "probe"'
+	check "envelope keys" j 'has("run_id") and has("created") and has("tool_version")
+		and has("host") and has("kernel") and has("accel") and has("limitations")
+		and has("selftest") and has("scenario") and has("cells")'
+	check "created is ISO-8601 UTC" j '.created | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$")'
+	check "accel kvm|tcg|none" j '.accel | IN("kvm", "tcg", "none")'
+	check "kernel is the host release" j ".kernel == \"$(uname -r)\""
+	check "host fingerprint" j '.host | .kernel.release and .cpu and (.pmus | length > 0)
+		and has("perf_event_paranoid") and has("kvm") and has("qemu_version")
+		and has("libvirt_version") and (.accel | IN("kvm", "tcg"))'
+	check "cells present" j '.cells | length > 0'
+	check "cell keys" j 'all(.cells[]; has("kernel") and has("profile") and has("spec")
+		and has("outcome") and has("tries") and has("k") and has("n") and has("evidence"))'
+	check "attr xor error" j 'all(.cells[]; has("attr") != has("error"))'
+	check "rejected cells: EINVAL, no tries" j 'all(.cells[] | select(has("error"));
+		.outcome == "EINVAL" and (.tries | length) == 0)'
+	check "opened cells: first try is the attr, outcome the last try" j 'all(.cells[] |
+		select(has("attr")); .tries[0].attr == .attr and .tries[-1].outcome == .outcome)'
+	check "software cpu-clock opens" j 'any(.cells[]; .spec == "cpu-clock" and .outcome == "OK")'
+	check "raw profile specs" j 'any(.cells[]; .profile == "raw"
+		and .spec == "cpu-clock[exclude_user,exclude_guest,precise_ip=2]")'
+	if [ ! -e /sys/bus/event_source/devices/cpu ]; then
+		check "no-hardware-PMU limitation" j 'any(.limitations[]; test("no hardware PMU"))'
+	fi
+	if [ ! -e /dev/kvm ]; then
+		check "TCG limitation" j 'any(.limitations[]; test("TCG"))'
+	fi
+else
+	echo "# jq not found: schema checks skipped"
+fi
+
+# Bad input: exit 2, one line naming it, no file left behind.
+# expect2 WHAT PATTERN ARGS...
+expect2() {
+	local what=$1 pat=$2 err rc; shift 2
+	rm -f "$tmp/bad.json"
+	err=$("$bin" probe --json "$tmp/bad.json" "$@" 2>&1 >/dev/null); rc=$?
+	check "$what: exit 2" [ "$rc" -eq 2 ]
+	check "$what: message names it" grep -q -- "$pat" <<<"$err"
+	check "$what: one line" [ "$(wc -l <<<"$err")" -eq 1 ]
+	check "$what: no JSON file" [ ! -e "$tmp/bad.json" ]
+}
+expect2 "unknown profile" "perf-nope" --profile perf-nope
+expect2 "unknown event" "no-such-event" --event no-such-event
+expect2 "unknown pmu" "nopmu" --pmu nopmu
+expect2 "unreadable sysfs" "$tmp/nosysfs" --sysfs "$tmp/nosysfs"
+expect2 "bad option" "--frobnicate" --frobnicate
+err=$("$bin" probe --json "$tmp/nodir/x.json" --pmu software 2>&1 >/dev/null); rc=$?
+check "unwritable --json: exit 2" [ "$rc" -eq 2 ]
+check "unwritable --json: names the path" grep -q "$tmp/nodir" <<<"$err"
+
+# --sysfs fixture: its PMUs, and the limitation says so.
+"$bin" probe --sysfs "$top/tests/data/sysfs-enum" --pmu msr --profile raw \
+	--json "$tmp/f.json" >/dev/null 2>&1; rc=$?
+check "--sysfs fixture exits 0" [ "$rc" -eq 0 ]
+if command -v jq >/dev/null; then
+	check "fixture: 2 msr events x 256 raw specs" \
+		jq -e '.cells | length == 512' "$tmp/f.json" >/dev/null
+	check "fixture: limitation names the sysfs dir" \
+		jq -e 'any(.limitations[]; test("sysfs-enum"))' "$tmp/f.json" >/dev/null
+fi
+
+echo "1..$n"
+[ "$fails" -eq 0 ]

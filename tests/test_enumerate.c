@@ -1,0 +1,287 @@
+/* Tests for lib/enumerate: exact counts of modifier strings, raw suffixes,
+ * events and pairs for the fixture PMU set tests/data/sysfs-enum, the
+ * narrowing options, and encoding into cells. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "enumerate.h"
+#include "log.h"
+#include "spec.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <string.h>
+
+#define FIXTURE "tests/data/sysfs-enum"
+
+static struct pmu_set *pmus;
+
+static int setup(void **state)
+{
+	const char *top = g_getenv("PMUCANARY_TOP");
+	g_autofree char *root = g_build_filename(top ? top : ".", FIXTURE, NULL);
+
+	return pmu_set_load(root, &pmus) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	pmu_set_free(pmus);
+	return 0;
+}
+
+static size_t strv_len0(const char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+static size_t generic_count(void)
+{
+	return strv_len0(spec_generic_names(SPEC_KIND_GENERIC_HW)) +
+	       strv_len0(spec_generic_names(SPEC_KIND_SOFTWARE)) +
+	       strv_len0(spec_generic_names(SPEC_KIND_GENERIC_CACHE));
+}
+
+static GPtrArray *mods(const char *known, bool full)
+{
+	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+
+	enumerate_modifiers(known, full, out);
+	return out;
+}
+
+static bool all_distinct(GPtrArray *a)
+{
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+
+	for (unsigned int i = 0; i < a->len; i++)
+		if (!g_hash_table_add(seen, a->pdata[i]))
+			return false;
+	return true;
+}
+
+static bool contains(GPtrArray *a, const char *s)
+{
+	return g_ptr_array_find_with_equal_func(a, s, g_str_equal, NULL);
+}
+
+static void test_modifier_counts(void **state)
+{
+	g_autoptr(GPtrArray) base = mods("ukhpGH", false);
+	g_autoptr(GPtrArray) old = mods("ukhp", false);
+	g_autoptr(GPtrArray) today = mods("ukhpPGHIDSWeb", false);
+	g_autoptr(GPtrArray) full = mods("ukhpPGHIDSWeb", true);
+	g_autoptr(GPtrArray) full_base = mods("ukhpGH", true);
+
+	/* 8 (u/k/h) x 4 (G/H) x 4 (0-3 p) */
+	assert_int_equal(base->len, 128);
+	/* G/H are always swept: a release without them rejects the spec. */
+	assert_int_equal(old->len, 128);
+	/* + 7 later letters x 16 */
+	assert_int_equal(today->len, 128 + 7 * 16);
+	/* 2^12 x 4 */
+	assert_int_equal(full->len, 4096 * 4);
+	assert_int_equal(full_base->len, 128);
+	assert_true(all_distinct(base));
+	assert_true(all_distinct(today));
+	assert_true(all_distinct(full));
+	/* perf's letter order; "" is the bare event. */
+	assert_true(contains(base, ""));
+	assert_true(contains(base, "ukpG"));
+	assert_true(contains(base, "ukhpppGH"));
+	assert_false(contains(base, "Gu"));
+	assert_true(contains(today, "I"));
+	assert_true(contains(today, "ppPG"));
+	assert_true(contains(today, "pppH") && contains(today, "HS"));
+	assert_false(contains(today, "uI")); /* later letters: precise and G/H only */
+	assert_true(contains(full, "ukhpppPGHIDSWeb"));
+}
+
+static void test_raw_suffixes(void **state)
+{
+	g_autoptr(GPtrArray) raw = g_ptr_array_new_with_free_func(g_free);
+
+	enumerate_raw_suffixes(raw);
+	assert_int_equal(raw->len, 256);
+	assert_true(all_distinct(raw));
+	assert_true(contains(raw, ""));
+	assert_true(contains(raw, "[exclude_user,exclude_guest,precise_ip=2]"));
+	assert_true(contains(raw, "[exclude_user,exclude_kernel,exclude_hv,exclude_idle,"
+				  "exclude_host,exclude_guest,precise_ip=3]"));
+	assert_true(contains(raw, "[precise_ip=1]"));
+}
+
+static GPtrArray *events_with(const char *const *pmu, const char *const *ev, int *ret)
+{
+	struct enumerate_opts o = { .pmus = pmu, .events = ev };
+	GPtrArray *out = NULL;
+
+	*ret = enumerate_events(pmus, &o, &out);
+	return out;
+}
+
+static bool has_event(GPtrArray *evs, const char *name)
+{
+	for (unsigned int i = 0; evs && i < evs->len; i++)
+		if (strcmp(((struct enumerate_event *)evs->pdata[i])->name, name) == 0)
+			return true;
+	return false;
+}
+
+static void test_events(void **state)
+{
+	const char *msr[] = { "msr", NULL };
+	const char *sw[] = { "software", NULL };
+	const char *bogus[] = { "nopmu", NULL };
+	const char *cyc[] = { "cpu-clock", "msr/tsc/", NULL };
+	const char *badev[] = { "no-such-event", NULL };
+	const char *modev[] = { "cpu-clock:u", NULL };
+	int ret;
+	g_autoptr(GPtrArray) all = events_with(NULL, NULL, &ret);
+	g_autoptr(GPtrArray) m = NULL;
+	g_autoptr(GPtrArray) s = NULL;
+	g_autoptr(GPtrArray) c = NULL;
+	GPtrArray *none;
+
+	assert_int_equal(ret, 0);
+	/* cpu: cpu-cycles, instructions, mem-loads (not .scale/.unit, not the
+	 * '?' event); msr: aperf, tsc; nothing from tracepoint/uprobe/breakpoint. */
+	assert_int_equal(all->len, generic_count() + 5);
+	assert_true(has_event(all, "cpu/mem-loads/"));
+	assert_true(has_event(all, "msr/tsc/"));
+	assert_false(has_event(all, "cpu/offcore-any/"));
+	assert_false(has_event(all, "uprobe/fake/"));
+
+	m = events_with(msr, NULL, &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(m->len, 2);
+	s = events_with(sw, NULL, &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(s->len, strv_len0(spec_generic_names(SPEC_KIND_SOFTWARE)));
+	c = events_with(NULL, cyc, &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(c->len, 2);
+
+	{
+		const char *twice[] = { "r003c", "cpu-clock", "r003c", "cpu-clock", NULL };
+		g_autoptr(GPtrArray) t = events_with(NULL, twice, &ret);
+
+		assert_int_equal(ret, 0);
+		assert_int_equal(t->len, 2);
+	}
+	none = events_with(bogus, NULL, &ret);
+	assert_int_equal(ret, -ENOENT);
+	assert_null(none);
+	assert_non_null(strstr(pc_errmsg(), "nopmu"));
+	none = events_with(NULL, badev, &ret);
+	assert_true(ret < 0);
+	assert_non_null(strstr(pc_errmsg(), "no-such-event"));
+	none = events_with(NULL, modev, &ret);
+	assert_int_equal(ret, -EINVAL);
+}
+
+/* Modifier strings per event for profile p. */
+static size_t per_event(const struct profile *p, bool full)
+{
+	g_autoptr(GPtrArray) m = NULL;
+
+	if (profile_is_raw(p))
+		return 256;
+	m = mods(profile_modifiers(p), full);
+	return m->len;
+}
+
+static void test_pair_counts(void **state)
+{
+	struct enumerate_opts o = { 0 };
+	g_autoptr(GPtrArray) pairs = NULL;
+	size_t nev = generic_count() + 5, expect = 0;
+	bool have_raw = false;
+
+	for (size_t i = 0; i < profile_count(); i++) {
+		expect += per_event(profile_at(i), false) * nev;
+		have_raw |= profile_is_raw(profile_at(i));
+	}
+	assert_true(have_raw);
+	assert_int_equal(enumerate_pairs(pmus, &o, &pairs), 0);
+	assert_int_equal(pairs->len, expect);
+	g_clear_pointer(&pairs, g_ptr_array_unref);
+
+	{
+		const char *raw[] = { "raw", NULL };
+		const char *ev[] = { "msr/tsc/", NULL };
+		struct enumerate_opts r = { .profiles = raw, .events = ev };
+
+		assert_int_equal(enumerate_pairs(pmus, &r, &pairs), 0);
+		assert_int_equal(pairs->len, 256);
+		assert_string_equal(((struct enumerate_pair *)pairs->pdata[0])->spec, "msr/tsc/");
+		g_clear_pointer(&pairs, g_ptr_array_unref);
+	}
+	{
+		const char *prof[] = { profile_name(profile_at(0)), NULL };
+		const char *ev[] = { "cpu-clock", NULL };
+		struct enumerate_opts f = { .profiles = prof, .events = ev, .full = true };
+
+		assert_int_equal(enumerate_pairs(pmus, &f, &pairs), 0);
+		assert_int_equal(pairs->len, per_event(profile_at(0), true));
+		g_clear_pointer(&pairs, g_ptr_array_unref);
+	}
+	{
+		const char *prof[] = { "perf-0.0-nope", NULL };
+		struct enumerate_opts b = { .profiles = prof };
+
+		assert_int_equal(enumerate_pairs(pmus, &b, &pairs), -ENOENT);
+		assert_non_null(strstr(pc_errmsg(), "perf-0.0-nope"));
+	}
+}
+
+static void test_cells(void **state)
+{
+	g_autoptr(GPtrArray) pairs = g_ptr_array_new_with_free_func(
+		(GDestroyNotify)enumerate_pair_free);
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
+	struct enumerate_pair *ok = g_new0(struct enumerate_pair, 1);
+	struct enumerate_pair *bad = g_new0(struct enumerate_pair, 1);
+	const struct profile *p = profile_at(0);
+	struct cell *c;
+
+	if (profile_is_raw(p))
+		p = profile_at(1);
+	ok->profile = p;
+	ok->spec = g_strdup("cpu-clock");
+	bad->profile = p;
+	bad->spec = g_strdup("cpu-clock:Z");
+	g_ptr_array_add(pairs, ok);
+	g_ptr_array_add(pairs, bad);
+	enumerate_cells(pmus, pairs, "6.1.0-x", set);
+	assert_int_equal(set->cells->len, 2);
+	c = set->cells->pdata[0];
+	assert_true(c->has_attr);
+	assert_int_equal(c->attr.type, PERF_TYPE_SOFTWARE);
+	assert_string_equal(c->kernel, "6.1.0-x");
+	c = set->cells->pdata[1];
+	assert_false(c->has_attr);
+	assert_int_equal(c->outcome, OUTCOME_EINVAL);
+	assert_non_null(c->error);
+	assert_non_null(strstr(c->error, "cpu-clock:Z"));
+	assert_int_equal(c->tries->len, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_modifier_counts),
+		cmocka_unit_test(test_raw_suffixes),
+		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_pair_counts),
+		cmocka_unit_test(test_cells),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,142 @@
+/* Tests for lib/fingerprint: the host's fingerprint matches what the host
+ * says through other channels, the fixture's PMUs are described, and the
+ * build-id note parser. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "fingerprint.h"
+#include "log.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <glib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+static void test_host(void **state)
+{
+	json_t *fp = NULL;
+	struct utsname u;
+	g_autofree char *paranoid = NULL;
+	int fd;
+	const char *accel;
+
+	assert_int_equal(fingerprint_collect(NULL, &fp), 0);
+	assert_int_equal(uname(&u), 0);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(fp, "kernel"),
+							       "release")), u.release);
+	assert_non_null(json_object_get(json_object_get(fp, "kernel"), "cmdline"));
+	assert_true(json_is_array(json_object_get(fp, "pmus")));
+	/* Every Linux host with perf has the software PMU, type 1. */
+	{
+		size_t i;
+		json_t *p;
+		bool sw = false;
+
+		json_array_foreach(json_object_get(fp, "pmus"), i, p)
+			sw |= !strcmp(json_string_value(json_object_get(p, "name")), "software") &&
+			      json_integer_value(json_object_get(p, "type")) == 1;
+		assert_true(sw);
+	}
+	assert_true(g_file_get_contents("/proc/sys/kernel/perf_event_paranoid", &paranoid,
+					NULL, NULL));
+	assert_int_equal(json_integer_value(json_object_get(fp, "perf_event_paranoid")),
+			 atoi(paranoid));
+	fd = open("/dev/kvm", O_RDWR);
+	accel = json_string_value(json_object_get(fp, "accel"));
+	assert_string_equal(accel, fd >= 0 ? "kvm" : "tcg");
+	if (fd >= 0)
+		close(fd);
+	if (g_file_test("/sys/module/kvm/parameters/enable_pmu", G_FILE_TEST_EXISTS))
+		assert_non_null(json_object_get(json_object_get(json_object_get(fp, "kvm"), "kvm"),
+						"enable_pmu"));
+	{
+		g_autofree char *qemu = g_find_program_in_path("qemu-system-x86_64");
+		json_t *qv = json_object_get(fp, "qemu_version");
+
+		if (qemu)
+			assert_true(json_is_string(qv) && g_ascii_isdigit(json_string_value(qv)[0]));
+		else
+			assert_true(json_is_null(qv));
+	}
+	{
+		json_t *lv = json_object_get(fp, "libvirt_version");
+
+		assert_true(json_is_string(lv));
+		assert_true(g_regex_match_simple("^[0-9]+\\.[0-9]+\\.[0-9]+$",
+						 json_string_value(lv), 0, 0));
+	}
+	if (g_file_test("/proc/cpuinfo", G_FILE_TEST_EXISTS) &&
+	    strstr(u.machine, "86"))
+		assert_true(json_is_string(json_object_get(json_object_get(fp, "cpu"), "vendor")));
+	json_decref(fp);
+}
+
+static void test_fixture_pmus(void **state)
+{
+	const char *top = g_getenv("PMUCANARY_TOP");
+	g_autofree char *root = g_build_filename(top ? top : ".", "tests/data/sysfs-enum", NULL);
+	struct pmu_set *pmus = NULL;
+	json_t *fp = NULL, *p;
+	size_t i;
+	bool saw_cpu = false;
+
+	assert_int_equal(pmu_set_load(root, &pmus), 0);
+	assert_int_equal(fingerprint_collect(pmus, &fp), 0);
+	assert_true(json_is_true(json_object_get(fp, "hw_pmu")));
+	json_array_foreach(json_object_get(fp, "pmus"), i, p) {
+		const char *name = json_string_value(json_object_get(p, "name"));
+
+		if (!strcmp(name, "cpu")) {
+			saw_cpu = true;
+			assert_int_equal(json_integer_value(json_object_get(p, "type")), 4);
+			assert_string_equal(json_string_value(json_object_get(
+				json_object_get(p, "caps"), "max_precise")), "3");
+			assert_string_equal(json_string_value(json_object_get(
+				json_object_get(p, "formats"), "umask")), "config:8-15");
+		}
+		if (!strcmp(name, "msr"))
+			assert_int_equal(json_integer_value(json_object_get(p, "events")), 2);
+	}
+	assert_true(saw_cpu);
+	json_decref(fp);
+	pmu_set_free(pmus);
+}
+
+static void test_pmu_is_hw(void **state)
+{
+	assert_true(fingerprint_pmu_is_hw("cpu", 4));
+	assert_true(fingerprint_pmu_is_hw("cpu_atom", 10));
+	assert_true(fingerprint_pmu_is_hw("armv8_pmuv3_0", 8));
+	assert_false(fingerprint_pmu_is_hw("software", 1));
+	assert_false(fingerprint_pmu_is_hw("msr", 9));
+}
+
+static void test_build_id(void **state)
+{
+	/* namesz 4, descsz 4, type 3, "GNU\0", de ad be ef; after a type-1 note. */
+	static const unsigned char notes[] = {
+		4, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 'X', 'e', 'n', 0, 1, 2, 0, 0,
+		4, 0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0, 0xde, 0xad, 0xbe, 0xef,
+	};
+	g_autofree char *id = fingerprint_build_id(notes, sizeof(notes));
+
+	assert_string_equal(id, "deadbeef");
+	assert_null(fingerprint_build_id(notes, sizeof(notes) - 2));
+	assert_null(fingerprint_build_id(notes, 3));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_host),
+		cmocka_unit_test(test_fixture_pmus),
+		cmocka_unit_test(test_pmu_is_hw),
+		cmocka_unit_test(test_build_id),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

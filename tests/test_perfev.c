@@ -1,0 +1,65 @@
+/* Tests for lib/perfev: the perf_event_open wrapper and the online CPUs. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "perfev.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void test_software_event_opens(void **state)
+{
+	struct perf_event_attr attr;
+	uint64_t before = perfev_open_calls();
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.exclude_kernel = 1; /* allowed at any paranoid level for pid 0 */
+	fd = perfev_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(perfev_open_calls(), before + 1);
+}
+
+static void test_error_is_negative_errno(void **state)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = 0xffffff; /* no such software event */
+	assert_int_equal(perfev_open(&attr, 0, -1, -1, 0), -ENOENT);
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.size = 1; /* smaller than PERF_ATTR_SIZE_VER0 */
+	assert_int_equal(perfev_open(&attr, 0, -1, -1, 0), -E2BIG);
+}
+
+static void test_online_cpus(void **state)
+{
+	g_autofree int *cpus = NULL;
+	int count = 0;
+
+	assert_int_equal(perfev_online_cpus(&cpus, &count), 0);
+	assert_int_equal(count, sysconf(_SC_NPROCESSORS_ONLN));
+	for (int i = 1; i < count; i++)
+		assert_true(cpus[i] > cpus[i - 1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_software_event_opens),
+		cmocka_unit_test(test_error_is_negative_errno),
+		cmocka_unit_test(test_online_cpus),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

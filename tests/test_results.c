@@ -1,0 +1,284 @@
+/* Tests for lib/results: the result-file schema, its JSON round trip, strict
+ * reading, atomic writing and the readable matrix. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "log.h"
+#include "results.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *tmpdir;
+
+static int setup(void **state)
+{
+	tmpdir = g_dir_make_tmp("test_results.XXXXXX", NULL);
+	return tmpdir ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
+
+	assert_int_equal(system(cmd), 0);
+	g_free(tmpdir);
+	return 0;
+}
+
+static struct perf_event_attr attr_make(uint32_t type, uint64_t config, int precise,
+					int exclude_guest)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = type;
+	a.size = sizeof(a);
+	a.config = config;
+	a.precise_ip = precise;
+	a.exclude_guest = exclude_guest;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
+	a.freq = 1;
+	a.sample_period = 4000;
+	return a;
+}
+
+/* A set with one cell of each shape the schema allows. */
+static struct result_set *set_sample(void)
+{
+	struct result_set *set = result_set_new(RESULTS_KIND_PROBE);
+	struct perf_event_attr a = attr_make(PERF_TYPE_SOFTWARE, 0, 0, 0);
+	struct perf_event_attr b = attr_make(PERF_TYPE_HARDWARE, 0, 2, 0);
+	struct perf_event_attr b2 = attr_make(PERF_TYPE_HARDWARE, 0, 2, 1);
+	struct cell *c;
+	json_t *host = json_pack("{s:{s:s},s:s,s:b}", "kernel", "release", "6.1.0-test",
+				 "accel", "tcg", "hw_pmu", 0);
+
+	results_set_host(set, host);
+	set->scenario = json_pack("{s:s}", "name", "smoke");
+	set->extra = json_pack("{s:s}", "verdict", "CLEAN");
+
+	c = cell_new(set->kernel, "perf-6.1", "cpu-clock:u");
+	cell_set_attr(c, &a);
+	cell_add_try(c, &a, OUTCOME_OK, NULL);
+	c->outcome = OUTCOME_OK;
+	results_add_cell(set, c);
+
+	c = cell_new(set->kernel, "perf-3.6", "cycles:pp");
+	cell_set_attr(c, &b);
+	cell_add_try(c, &b, OUTCOME_EOPNOTSUPP, NULL);
+	cell_add_try(c, &b2, OUTCOME_ENOENT, "set exclude_guest");
+	cell_add_cpu(c, 0, OUTCOME_ENOENT);
+	cell_add_cpu(c, 1, OUTCOME_EBUSY);
+	c->outcome = OUTCOME_ENOENT;
+	c->k = 1;
+	c->n = 3;
+	json_array_append_new(c->evidence, json_pack("{s:s}", "console", "oops"));
+	c->extra = json_pack("{s:i}", "batch", 7);
+	results_add_cell(set, c);
+
+	c = cell_new(set->kernel, "perf-3.6", "cycles:Z");
+	cell_set_error(c, "cycles:Z: unknown modifier 'Z' at 8");
+	results_add_cell(set, c);
+	return set;
+}
+
+static void test_round_trip(void **state)
+{
+	g_autoptr(result_set) set = set_sample();
+	g_autoptr(result_set) back = NULL;
+	g_autofree char *path = g_build_filename(tmpdir, "probe.json", NULL);
+	json_t *a, *b;
+	g_autoptr(GDir) dir = NULL;
+	int files = 0;
+
+	assert_int_equal(results_write_json(set, path), 0);
+	assert_int_equal(results_read_json(path, &back), 0);
+	a = results_to_json(set);
+	b = results_to_json(back);
+	assert_true(json_equal(a, b));
+	/* The shape others rely on. */
+	assert_string_equal(json_string_value(json_object_get(b, "schema")), "pmucanary/1");
+	assert_string_equal(json_string_value(json_object_get(b, "kind")), "probe");
+	assert_string_equal(json_string_value(json_object_get(b, "kernel")), "6.1.0-test");
+	assert_string_equal(json_string_value(json_object_get(b, "accel")), "tcg");
+	assert_string_equal(json_string_value(json_object_get(b, "verdict")), "CLEAN");
+	{
+		json_t *cells = json_object_get(b, "cells");
+		json_t *rej = json_array_get(cells, 2);
+		json_t *dis = json_array_get(cells, 1);
+
+		assert_null(json_object_get(rej, "attr"));
+		assert_string_equal(json_string_value(json_object_get(rej, "outcome")), "EINVAL");
+		assert_int_equal(json_array_size(json_object_get(rej, "tries")), 0);
+		assert_null(json_object_get(json_array_get(cells, 0), "per_cpu"));
+		assert_string_equal(json_string_value(json_object_get(
+			json_object_get(dis, "per_cpu"), "1")), "EBUSY");
+		assert_int_equal(json_integer_value(json_object_get(
+			json_object_get(dis, "attr"), "precise_ip")), 2);
+		assert_null(json_object_get(json_object_get(dis, "attr"), "exclude_guest"));
+	}
+	json_decref(a);
+	json_decref(b);
+	/* The limitation lines for TCG and for no hardware PMU. */
+	assert_true(g_ptr_array_find_with_equal_func(back->limitations, RESULTS_LIMIT_TCG,
+						     g_str_equal, NULL));
+	assert_true(g_ptr_array_find_with_equal_func(back->limitations,
+						     RESULTS_LIMIT_NO_HW_PMU, g_str_equal, NULL));
+	/* No temporary file left next to it. */
+	dir = g_dir_open(tmpdir, 0, NULL);
+	while (g_dir_read_name(dir))
+		files++;
+	assert_int_equal(files, 1);
+}
+
+/* Writes text to a file and reads it as a result file; returns the error. */
+static int read_text(const char *text, const char *name)
+{
+	g_autofree char *path = g_build_filename(tmpdir, name, NULL);
+	g_autoptr(result_set) set = NULL;
+
+	assert_true(g_file_set_contents(path, text, -1, NULL));
+	return results_read_json(path, &set);
+}
+
+static void test_schema_errors(void **state)
+{
+	assert_int_equal(read_text("{\"kind\":\"probe\",\"cells\":[]}", "a.json"), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "a.json"));
+	assert_non_null(strstr(pc_errmsg(), "schema"));
+
+	assert_int_equal(read_text("{\"schema\":\"pmucanary/2\",\"kind\":\"probe\"}", "b.json"),
+			 -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "b.json"));
+	assert_non_null(strstr(pc_errmsg(), "pmucanary/2"));
+
+	assert_int_equal(read_text("{\"schema\":\"pmucanary/1\",\"kind\":\"bisect\"}", "c.json"),
+			 -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "bisect"));
+
+	assert_int_equal(read_text("{\"schema\":\"pmucanary/1\",\"kind\":\"run\","
+				   "\"run_id\":\"r\",\"created\":\"t\",\"tool_version\":\"v\","
+				   "\"kernel\":\"k\",\"accel\":\"kvm\",\"cells\":[{\"profile\":"
+				   "\"p\",\"spec\":\"s\",\"outcome\":\"MAYBE\"}]}", "d.json"),
+			 -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "cells[0]"));
+	assert_non_null(strstr(pc_errmsg(), "MAYBE"));
+
+	assert_int_equal(read_text("{\"schema\":\"pmucanary/1\",\"kind\":\"run\","
+				   "\"run_id\":\"r\",\"created\":\"t\",\"tool_version\":\"v\","
+				   "\"kernel\":\"k\",\"accel\":\"kvm\",\"cells\":[{\"profile\":"
+				   "\"p\",\"spec\":\"s\",\"outcome\":\"OK\",\"attr\":"
+				   "{\"no_such_member\":1}}]}", "e.json"), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "no_such_member"));
+
+	/* Truncated: jansson's line and column. */
+	assert_int_equal(read_text("{\"schema\":\"pmucanary/1\",\n\"kind\":", "f.json"), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "f.json:2:"));
+
+	assert_true(results_read_json("/nonexistent/x.json", &(struct result_set *){ NULL }) < 0);
+	assert_non_null(strstr(pc_errmsg(), "/nonexistent/x.json"));
+}
+
+/* A second write replaces the file whole: readers see the old file or the
+ * new one, and no temporary file stays behind. */
+static void test_overwrite(void **state)
+{
+	g_autoptr(result_set) set = set_sample();
+	g_autoptr(result_set) back = NULL;
+	g_autofree char *sub = g_build_filename(tmpdir, "over", NULL);
+	g_autofree char *path = g_build_filename(sub, "run.json", NULL);
+	g_autoptr(GDir) dir = NULL;
+	int files = 0;
+
+	assert_int_equal(g_mkdir(sub, 0755), 0);
+	assert_int_equal(results_write_json(set, path), 0);
+	g_ptr_array_remove_index(set->cells, 0);
+	assert_int_equal(results_write_json(set, path), 0);
+	assert_int_equal(results_read_json(path, &back), 0);
+	assert_int_equal(back->cells->len, 2);
+	dir = g_dir_open(sub, 0, NULL);
+	while (g_dir_read_name(dir))
+		files++;
+	assert_int_equal(files, 1);
+}
+
+static void test_write_fails_cleanly(void **state)
+{
+	g_autoptr(result_set) set = set_sample();
+
+	assert_int_equal(results_write_json(set, "/nonexistent/dir/x.json"), -ENOENT);
+	assert_non_null(strstr(pc_errmsg(), "/nonexistent/dir/x.json"));
+}
+
+static void test_spec_event(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "cycles:ppH", "cycles" },
+		{ "cycles", "cycles" },
+		{ "msr/tsc/", "msr/tsc/" },
+		{ "msr/tsc/:u", "msr/tsc/" },
+		{ "cpu/event=0x3c,umask=0x0/:ukp", "cpu/event=0x3c,umask=0x0/" },
+		{ "cycles[exclude_user,precise_ip=2]", "cycles" },
+		{ "L1-dcache-load-misses:G", "L1-dcache-load-misses" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *ev = results_spec_event(cases[i][0]);
+
+		assert_string_equal(ev, cases[i][1]);
+	}
+}
+
+static void test_matrix(void **state)
+{
+	g_autoptr(result_set) set = set_sample();
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	results_format_matrix(set, out);
+	assert_non_null(strstr(out->str, RESULTS_LIMIT_TCG));
+	assert_non_null(strstr(out->str, "| cpu-clock"));
+	assert_non_null(strstr(out->str, "| cycles"));
+	assert_non_null(strstr(out->str, "perf-3.6"));
+	assert_non_null(strstr(out->str, "non-OK cells: 2"));
+	assert_non_null(strstr(out->str, "cpu1=EBUSY"));
+	assert_non_null(strstr(out->str, "unknown modifier 'Z'"));
+	assert_non_null(strstr(out->str, "set exclude_guest -> ENOENT"));
+	/* perf-6.1 row: cpu-clock has one OK cell. */
+	assert_non_null(strstr(out->str, "cells: 3 ("));
+}
+
+static void test_limitations_dedup(void **state)
+{
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_RUN);
+
+	g_free(set->accel);
+	set->accel = g_strdup("kvm");
+	results_note_standard_limitations(set, true);
+	assert_int_equal(set->limitations->len, 0);
+	results_add_limitation(set, "x %d", 1);
+	results_add_limitation(set, "x %d", 1);
+	assert_int_equal(set->limitations->len, 1);
+	assert_true(g_str_has_suffix(set->created, "Z"));
+	assert_true(strlen(set->run_id) > 16);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_schema_errors),
+		cmocka_unit_test(test_overwrite),
+		cmocka_unit_test(test_write_fails_cleanly),
+		cmocka_unit_test(test_spec_event),
+		cmocka_unit_test(test_matrix),
+		cmocka_unit_test(test_limitations_dedup),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
