@@ -1,9 +1,100 @@
-/* TEMPORARY placeholder until the trace command lands; replaced by its owner. */
+/* pmucanary trace: run a real perf binary and print its perf_event_open calls.
+ *
+ * Exit codes: 0 traced (the command's own status is printed, not returned),
+ * 2 usage or the command cannot be run, 125 tracing itself failed. */
 #include "commands.h"
+#include "log.h"
+#include "trace.h"
+
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+
+static void print_text(FILE *out, const struct trace_result *res)
+{
+	for (guint i = 0; i < res->calls->len; i++) {
+		g_autofree char *line = trace_call_to_string(res->calls->pdata[i]);
+		fprintf(out, "%s\n", line);
+	}
+	if (res->term_signal)
+		fprintf(out, "killed by signal %d (%s)\n", res->term_signal,
+			strsignal(res->term_signal));
+	else
+		fprintf(out, "exit status %d\n", res->exit_code);
+}
 
 int cmd_trace(int argc, char **argv)
 {
-	fprintf(stderr, "pmucanary trace: not built yet\n");
-	return EXIT_USAGE;
+	g_autofree char *json_path = NULL, *method_name = NULL;
+	gint tail_lines = TRACE_STDERR_TAIL_DEFAULT;
+	GOptionEntry entries[] = {
+		{ "json", 'j', 0, G_OPTION_ARG_FILENAME, &json_path,
+		  "write the capture as JSON to FILE ('-' for stdout, instead of text)", "FILE" },
+		{ "method", 'm', 0, G_OPTION_ARG_STRING, &method_name,
+		  "seccomp (stop at perf_event_open only, default) or syscall (every syscall)",
+		  "METHOD" },
+		{ "tail", 0, 0, G_OPTION_ARG_INT, &tail_lines,
+		  "lines of the command's stderr to keep (default 20)", "N" },
+		{ NULL }
+	};
+	g_autoptr(GOptionContext) ctx = g_option_context_new("-- PERF_COMMAND [ARGS...]");
+	struct trace_options opts = { .method = TRACE_METHOD_SECCOMP,
+				      .stderr_passthrough_fd = STDERR_FILENO };
+	g_autoptr(trace_result) res = NULL;
+
+	g_option_context_set_summary(ctx,
+		"Runs PERF_COMMAND (no shell) under ptrace and prints every perf_event_open\n"
+		"it makes: the attr read from its memory, cpu, and the fd or errno.\n"
+		"Its stderr still passes through. Exit: 0 traced, 2 usage or cannot run,\n"
+		"125 tracing failed.");
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	/* Stop at the first non-option so the command's options are its own. */
+	g_option_context_set_strict_posix(ctx, TRUE);
+	if (!cli_parse(ctx, "trace", &argc, &argv))
+		return EXIT_USAGE;
+	if (argc >= 2 && strcmp(argv[1], "--") == 0) {
+		argc--;
+		argv++;
+	}
+	if (argc < 2) {
+		fprintf(stderr, "pmucanary trace: no command given (see pmucanary trace --help)\n");
+		return EXIT_USAGE;
+	}
+	if (method_name) {
+		opts.method = trace_method_from_name(method_name);
+		if (opts.method == TRACE_METHOD_COUNT) {
+			fprintf(stderr, "pmucanary trace: unknown method '%s' (seccomp, syscall)\n",
+				method_name);
+			return EXIT_USAGE;
+		}
+	}
+	if (tail_lines < 1 || tail_lines > 100000) {
+		fprintf(stderr, "pmucanary trace: --tail must be 1..100000\n");
+		return EXIT_USAGE;
+	}
+	opts.stderr_tail_lines = tail_lines;
+
+	int ret = trace_run(argv + 1, &opts, &res);
+	if (ret < 0) {
+		fprintf(stderr, "pmucanary trace: %s\n", pc_errmsg());
+		return ret == -ENOENT || ret == -EACCES ? EXIT_USAGE : EXIT_INFRA;
+	}
+
+	pc_info("trace: %u calls, %lu ptrace stops (%s method), %lu stderr lines",
+		res->calls->len, res->stops, trace_method_name(opts.method), res->stderr_lines);
+	if (json_path) {
+		json_t *j = trace_result_to_json(res, argv + 1);
+		int jr = strcmp(json_path, "-") == 0
+			? json_dumpf(j, stdout, JSON_INDENT(2)) | (fputc('\n', stdout) == EOF)
+			: json_dump_file(j, json_path, JSON_INDENT(2));
+		json_decref(j);
+		if (jr != 0) {
+			fprintf(stderr, "pmucanary trace: cannot write %s\n", json_path);
+			return EXIT_INFRA;
+		}
+		if (strcmp(json_path, "-") == 0)
+			return EXIT_CLEAN;
+	}
+	print_text(stdout, res);
+	return EXIT_CLEAN;
 }

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# CLI tests for `pmucanary diff BASE NEW`.
+#
+# The exit code is the `git bisect run` contract (design.md "Contracts"):
+#   0    good  - no regression
+#   1    bad   - a regression: a cell that was OK is now anything else, or a
+#                cell that newly harms a guest or the host
+#   125  skip  - cannot tell: INFRA on either side, a run verdict INFRA, or
+#                NEW lacks cells BASE had (and no regression was measured)
+#   2    bad input (unreadable file, bad JSON, wrong schema); note that
+#        `git bisect run` treats 2 as "bad", so a bisect script should turn
+#        pmucanary's 2 into something louder (exit 128+ aborts the bisect):
+#
+#     # bisect.sh: build/boot the kernel, run, then
+#     pmucanary diff base/run.json "$new"/run.json; rc=$?
+#     [ $rc -eq 2 ] && exit 255; exit $rc
+#
+# Needs $PMUCANARY_BIN and $PMUCANARY_TOP (tests/run-tests sets both).
+set -u
+top=${PMUCANARY_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+bin=${PMUCANARY_BIN:-$top/build/pmucanary}
+d=$top/tests/data/diff
+fails=0 n=0
+
+# expect RC BASE NEW [grep-pattern-in-output]
+expect() {
+	local want=$1 base=$2 new=$3 pat=${4:-} out rc
+	n=$((n + 1))
+	out=$("$bin" diff "$base" "$new" 2>&1); rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		echo "FAIL: diff $(basename "$base") $(basename "$new"): exit $rc, want $want"
+		echo "$out" | sed 's/^/    /'
+		fails=$((fails + 1)); return
+	fi
+	if [ -n "$pat" ] && ! grep -q -- "$pat" <<<"$out"; then
+		echo "FAIL: diff $(basename "$base") $(basename "$new"): no '$pat' in output"
+		echo "$out" | sed 's/^/    /'
+		fails=$((fails + 1)); return
+	fi
+	echo "ok: diff $(basename "$base") $(basename "$new") -> $rc"
+}
+
+# The 2012 story.
+expect 1   "$d/probe-3.6.json" "$d/probe-3.7.json" "ABI regressions (2)"
+expect 0   "$d/run-3.6.json"   "$d/run-3.7.json"   "fenced (2)"
+expect 0   "$d/run-3.6.json"   "$d/run-3.8.json"   "fixes (2)"
+expect 0   "$d/probe-3.7.json" "$d/probe-3.8.json" "new capability (2)"
+# Harm, INFRA, coverage.
+expect 1   "$d/run-3.8.json" "$d/run-3.8-harm.json" "harm regressions (2)"
+expect 125 "$d/run-3.8.json" "$d/run-3.8-infra-cell.json" "INFRA"
+expect 125 "$d/run-3.8-infra-cell.json" "$d/run-3.8.json"
+expect 125 "$d/run-3.8.json" "$d/run-3.8-infra-verdict.json" "run verdict INFRA"
+expect 125 "$d/run-3.8.json" "$d/run-3.8-missing.json" "only in BASE (1)"
+expect 0   "$d/run-3.8.json" "$d/run-3.8-extra.json" "only in NEW (1)"
+# Bad input: message names the file (and line:column, or the schema).
+expect 2   "$d/run-3.8.json" "$d/truncated.json" "truncated.json:107:"
+expect 2   "$d/schema-2.json" "$d/run-3.8.json" 'pmucanary/2'
+expect 2   "$d/run-3.8.json" "$d/bad-outcome.json" "GUEST_EXPLODED"
+expect 2   "$d/run-3.8.json" "$d/no-such-file.json" "no-such-file.json"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+printf 'not json' >"$tmp/garbage.json"
+expect 2   "$d/run-3.8.json" "$tmp/garbage.json" "garbage.json:1:"
+
+# Usage.
+n=$((n + 1)); "$bin" diff "$d/run-3.8.json" >/dev/null 2>&1
+[ $? -eq 2 ] && echo "ok: one argument -> 2" || { echo "FAIL: one argument"; fails=$((fails + 1)); }
+n=$((n + 1)); "$bin" diff --bogus a b >/dev/null 2>&1
+[ $? -eq 2 ] && echo "ok: bad option -> 2" || { echo "FAIL: bad option"; fails=$((fails + 1)); }
+
+# --json: same exit code, machine-readable groups.
+n=$((n + 1))
+"$bin" diff --json "$d/probe-3.6.json" "$d/probe-3.7.json" >"$tmp/out.json"; rc=$?
+# grep, not a JSON tool: CI machines need nothing beyond coreutils here.
+if [ $rc -eq 1 ] && grep -q '"verdict": "REGRESSION"' "$tmp/out.json" &&
+   grep -q '"abi_regression": 2' "$tmp/out.json" &&
+   grep -q '"changed_errno": 1' "$tmp/out.json" &&
+   grep -q '"kernel": "3.7.0"' "$tmp/out.json" &&
+   grep -A8 '"abi_regression": \[' "$tmp/out.json" | grep -q '"new": "EOPNOTSUPP"'
+then echo "ok: --json"; else echo "FAIL: --json (exit $rc)"; fails=$((fails + 1)); fi
+
+echo "$((n - fails)) of $n passed"
+[ $fails -eq 0 ]

@@ -1,0 +1,293 @@
+/* Tests for lib/diff over the fixture result files in tests/data/diff:
+ * the 2012 PEBS story (crash on 3.6, EOPNOTSUPP regression on 3.7, the
+ * fix), every group, every verdict and bad input. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "diff.h"
+#include "log.h"
+#include "results.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char data_dir[4096];
+
+static char *fixture(const char *name)
+{
+	return g_strdup_printf("%s/%s.json", data_dir, name);
+}
+
+/* Loads and compares two fixtures; fails the test on error. */
+static struct diff_result *compare(const char *base, const char *new)
+{
+	g_autofree char *bp = fixture(base), *np = fixture(new);
+	g_autoptr(result_set) b = NULL;
+	g_autoptr(result_set) n = NULL;
+	struct diff_result *res = NULL;
+
+	if (results_read_json(bp, &b) < 0 || results_read_json(np, &n) < 0 ||
+	    diff_compare(b, base, n, new, &res) < 0)
+		fail_msg("%s vs %s: %s", base, new, pc_errmsg());
+	return res;
+}
+
+static const struct diff_cell *find_cell(const struct diff_result *res, const char *profile,
+					 const char *spec)
+{
+	for (guint i = 0; i < res->cells->len; i++) {
+		const struct diff_cell *c = res->cells->pdata[i];
+		if (strcmp(c->profile, profile) == 0 && strcmp(c->spec, spec) == 0)
+			return c;
+	}
+	fail_msg("no cell (%s, %s)", profile, spec);
+	return NULL;
+}
+
+static void test_classify_table(void **state)
+{
+	assert_int_equal(diff_classify(OUTCOME_OK, OUTCOME_OK), DIFF_UNCHANGED);
+	assert_int_equal(diff_classify(OUTCOME_OK, OUTCOME_EOPNOTSUPP), DIFF_ABI_REGRESSION);
+	assert_int_equal(diff_classify(OUTCOME_OK, OUTCOME_GUEST_CRASH), DIFF_HARM_REGRESSION);
+	assert_int_equal(diff_classify(OUTCOME_EINVAL, OUTCOME_HOST_WARN), DIFF_HARM_REGRESSION);
+	assert_int_equal(diff_classify(OUTCOME_GUEST_CRASH, OUTCOME_OK), DIFF_FIXED);
+	assert_int_equal(diff_classify(OUTCOME_GUEST_CRASH, OUTCOME_EOPNOTSUPP), DIFF_FENCED);
+	assert_int_equal(diff_classify(OUTCOME_ENOENT, OUTCOME_OK), DIFF_NEW_CAPABILITY);
+	assert_int_equal(diff_classify(OUTCOME_EINVAL, OUTCOME_EOPNOTSUPP), DIFF_CHANGED_ERRNO);
+	assert_int_equal(diff_classify(OUTCOME_EINVAL, OUTCOME_EINVAL), DIFF_UNCHANGED);
+	assert_int_equal(diff_classify(OUTCOME_GUEST_CRASH, OUTCOME_GUEST_HANG), DIFF_STILL_HARMFUL);
+	assert_int_equal(diff_classify(OUTCOME_OK, OUTCOME_INFRA), DIFF_UNTESTED);
+	assert_int_equal(diff_classify(OUTCOME_INFRA, OUTCOME_GUEST_CRASH), DIFF_UNTESTED);
+	assert_int_equal(diff_classify(OUTCOME_OK, OUTCOME_COUNT), DIFF_ONLY_BASE);
+	assert_int_equal(diff_classify(OUTCOME_COUNT, OUTCOME_OK), DIFF_ONLY_NEW);
+	assert_true(diff_group_fails(DIFF_ABI_REGRESSION));
+	assert_true(diff_group_fails(DIFF_HARM_REGRESSION));
+	assert_false(diff_group_fails(DIFF_FENCED));
+	assert_string_equal(diff_group_name(DIFF_FENCED), "fenced");
+	assert_string_equal(diff_verdict_name(DIFF_VERDICT_CANNOT_TELL), "CANNOT_TELL");
+	assert_int_equal(diff_verdict_exit_code(DIFF_VERDICT_CLEAN), 0);
+	assert_int_equal(diff_verdict_exit_code(DIFF_VERDICT_REGRESSION), 1);
+	assert_int_equal(diff_verdict_exit_code(DIFF_VERDICT_CANNOT_TELL), 125);
+}
+
+/* 3.6 -> 3.7 with no guests: perf 3.6's cycles:pp (no exclude_guest) now
+ * gets EOPNOTSUPP: the ABI regression that was reverted before 3.8. */
+static void test_2012_abi_regression(void **state)
+{
+	g_autoptr(diff_result) res = compare("probe-3.6", "probe-3.7");
+	const struct diff_cell *c = find_cell(res, "perf-3.6", "cycles:pp");
+
+	assert_int_equal(c->base, OUTCOME_OK);
+	assert_int_equal(c->new, OUTCOME_EOPNOTSUPP);
+	assert_int_equal(c->group, DIFF_ABI_REGRESSION);
+	/* perf 3.7 sets exclude_guest for :pp and keeps working. */
+	assert_int_equal(find_cell(res, "perf-3.7", "cycles:pp")->group, DIFF_UNCHANGED);
+	assert_int_equal(find_cell(res, "perf-3.6", "instructions:ppp")->group, DIFF_CHANGED_ERRNO);
+	assert_int_equal(res->count[DIFF_ABI_REGRESSION], 2);
+	assert_int_equal(diff_result_verdict(res), DIFF_VERDICT_REGRESSION);
+	/* The profile rejected cycles:S on both sides: not a tested cell. */
+	assert_int_equal(res->base.rejected, 1);
+	assert_int_equal(res->base.cells, 6);
+	assert_string_equal(res->base.kernel, "3.6.11");
+	assert_string_equal(res->new.kernel, "3.7.0");
+}
+
+/* With guests: 3.6 crashes them; 3.7 fences the crash with EOPNOTSUPP (a
+ * fix, not a failure); 3.8 fixes it. */
+static void test_2012_fenced(void **state)
+{
+	g_autoptr(diff_result) res = compare("run-3.6", "run-3.7");
+	const struct diff_cell *c = find_cell(res, "perf-3.6", "cycles:pp");
+
+	assert_int_equal(c->base, OUTCOME_GUEST_CRASH);
+	assert_int_equal(c->base_k, 3);
+	assert_int_equal(c->base_n, 3);
+	assert_int_equal(c->group, DIFF_FENCED);
+	assert_int_equal(diff_result_verdict(res), DIFF_VERDICT_CLEAN);
+}
+
+static void test_2012_fixed(void **state)
+{
+	g_autoptr(diff_result) res = compare("run-3.6", "run-3.8");
+
+	assert_int_equal(find_cell(res, "perf-3.6", "cycles:pp")->group, DIFF_FIXED);
+	assert_int_equal(res->count[DIFF_FIXED], 2);
+	assert_int_equal(diff_result_verdict(res), DIFF_VERDICT_CLEAN);
+}
+
+static void test_2012_new_capability(void **state)
+{
+	g_autoptr(diff_result) res = compare("probe-3.7", "probe-3.8");
+
+	assert_int_equal(find_cell(res, "perf-3.6", "cycles:pp")->group, DIFF_NEW_CAPABILITY);
+	assert_int_equal(diff_result_verdict(res), DIFF_VERDICT_CLEAN);
+}
+
+static void test_harm_regression(void **state)
+{
+	g_autoptr(diff_result) res = compare("run-3.8", "run-3.8-harm");
+
+	assert_int_equal(find_cell(res, "perf-3.6", "cycles")->group, DIFF_HARM_REGRESSION);
+	assert_int_equal(find_cell(res, "perf-3.6", "instructions:ppp")->new, OUTCOME_HOST_WARN);
+	assert_int_equal(res->count[DIFF_HARM_REGRESSION], 2);
+	assert_int_equal(diff_result_verdict(res), DIFF_VERDICT_REGRESSION);
+}
+
+static void test_still_harmful(void **state)
+{
+	g_autoptr(diff_result) res = compare("run-3.6", "run-3.6");
+
+	assert_int_equal(res->count[DIFF_STILL_HARMFUL], 2);
+	assert_int_equal(diff_result_verdict(res), DIFF_VERDICT_CLEAN);
+}
+
+static void test_infra_cell_cannot_tell(void **state)
+{
+	g_autoptr(diff_result) res = compare("run-3.8", "run-3.8-infra-cell");
+	g_autoptr(diff_result) rev = compare("run-3.8-infra-cell", "run-3.8");
+
+	assert_int_equal(res->count[DIFF_UNTESTED], 1);
+	assert_int_equal(res->new.infra_cells, 1);
+	assert_int_equal(diff_result_verdict(res), DIFF_VERDICT_CANNOT_TELL);
+	assert_int_equal(diff_result_verdict(rev), DIFF_VERDICT_CANNOT_TELL);
+}
+
+static void test_infra_verdict_cannot_tell(void **state)
+{
+	g_autoptr(diff_result) res = compare("run-3.8", "run-3.8-infra-verdict");
+
+	assert_true(res->new.infra_verdict);
+	assert_int_equal(res->count[DIFF_UNCHANGED], 6);
+	assert_int_equal(diff_result_verdict(res), DIFF_VERDICT_CANNOT_TELL);
+}
+
+static void test_coverage(void **state)
+{
+	g_autoptr(diff_result) missing = compare("run-3.8", "run-3.8-missing");
+	g_autoptr(diff_result) extra = compare("run-3.8", "run-3.8-extra");
+
+	assert_int_equal(missing->count[DIFF_ONLY_BASE], 1);
+	assert_int_equal(find_cell(missing, "perf-3.6", "cpu-clock:u")->new, OUTCOME_COUNT);
+	assert_int_equal(diff_result_verdict(missing), DIFF_VERDICT_CANNOT_TELL);
+	/* New coverage never fails. */
+	assert_int_equal(extra->count[DIFF_ONLY_NEW], 1);
+	assert_int_equal(diff_result_verdict(extra), DIFF_VERDICT_CLEAN);
+}
+
+static void test_regression_wins_over_cannot_tell(void **state)
+{
+	/* probe vs run cannot show harms, but the ABI regression is measured. */
+	g_autoptr(diff_result) mixed = compare("probe-3.8", "run-3.8");
+	g_autoptr(diff_result) reg = compare("probe-3.6", "run-3.7");
+
+	assert_true(mixed->kinds_differ);
+	assert_int_equal(diff_result_verdict(mixed), DIFF_VERDICT_CANNOT_TELL);
+	assert_int_equal(diff_result_verdict(reg), DIFF_VERDICT_REGRESSION);
+}
+
+/* Bad files are refused by the results reader, with a message naming the
+ * file: the CLI turns that into exit 2. */
+static void expect_load_error(const char *name, const char *needle)
+{
+	g_autofree char *path = fixture(name);
+	g_autoptr(result_set) set = NULL;
+
+	assert_true(results_read_json(path, &set) < 0);
+	assert_null(set);
+	if (!strstr(pc_errmsg(), needle))
+		fail_msg("message \"%s\" lacks \"%s\"", pc_errmsg(), needle);
+	assert_non_null(strstr(pc_errmsg(), name));
+}
+
+static void test_bad_input(void **state)
+{
+	expect_load_error("no-such-file", "no-such-file.json");
+	/* jansson's line:column */
+	expect_load_error("truncated", "truncated.json:107:");
+	expect_load_error("schema-2", "pmucanary/2");
+	expect_load_error("bad-outcome", "GUEST_EXPLODED");
+}
+
+static void test_duplicate_cell(void **state)
+{
+	g_autofree char *good = fixture("run-3.8");
+	g_autofree char *dup = fixture("duplicate-cell");
+	g_autoptr(result_set) g = NULL;
+	g_autoptr(result_set) d = NULL;
+	struct diff_result *res = NULL;
+
+	assert_int_equal(results_read_json(good, &g), 0);
+	assert_int_equal(results_read_json(dup, &d), 0);
+	assert_int_equal(diff_compare(d, "duplicate-cell", g, "run-3.8", &res), -EINVAL);
+	assert_null(res);
+	assert_non_null(strstr(pc_errmsg(), "twice"));
+	assert_non_null(strstr(pc_errmsg(), "duplicate-cell"));
+}
+
+static void test_text_and_json(void **state)
+{
+	g_autoptr(diff_result) res = compare("probe-3.6", "probe-3.7");
+	g_autofree char *text = diff_result_to_text(res);
+	json_t *j = diff_result_to_json(res), *abi;
+
+	assert_non_null(strstr(text, "ABI regressions (2)"));
+	assert_non_null(strstr(text, "OK -> EOPNOTSUPP"));
+	assert_non_null(strstr(text, "verdict: REGRESSION (exit 1)"));
+	assert_null(strstr(text, "fenced"));
+
+	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "REGRESSION");
+	assert_int_equal(json_integer_value(json_object_get(j, "exit_code")), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "counts"),
+							      "abi_regression")), 2);
+	abi = json_object_get(json_object_get(j, "groups"), "abi_regression");
+	assert_int_equal(json_array_size(abi), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(abi, 0), "new")),
+			    "EOPNOTSUPP");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "base"), "kernel")),
+			    "3.6.11");
+	json_decref(j);
+
+	g_autoptr(diff_result) harm = compare("run-3.6", "run-3.7");
+	g_autofree char *t2 = diff_result_to_text(harm);
+	assert_non_null(strstr(t2, "GUEST_CRASH (3/3) -> EOPNOTSUPP"));
+}
+
+int main(int argc, char **argv)
+{
+	const char *top = getenv("PMUCANARY_TOP");
+
+	if (top) {
+		snprintf(data_dir, sizeof(data_dir), "%s/tests/data/diff", top);
+	} else {
+		/* build/tests/test_diff -> tests/data/diff */
+		char exe[4096];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		g_autofree char *d = g_path_get_dirname(exe);
+		snprintf(data_dir, sizeof(data_dir), "%s/../../tests/data/diff", d);
+	}
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_classify_table),
+		cmocka_unit_test(test_2012_abi_regression),
+		cmocka_unit_test(test_2012_fenced),
+		cmocka_unit_test(test_2012_fixed),
+		cmocka_unit_test(test_2012_new_capability),
+		cmocka_unit_test(test_harm_regression),
+		cmocka_unit_test(test_still_harmful),
+		cmocka_unit_test(test_infra_cell_cannot_tell),
+		cmocka_unit_test(test_infra_verdict_cannot_tell),
+		cmocka_unit_test(test_coverage),
+		cmocka_unit_test(test_regression_wins_over_cannot_tell),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_duplicate_cell),
+		cmocka_unit_test(test_text_and_json),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

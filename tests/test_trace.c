@@ -1,0 +1,517 @@
+/* Tests for lib/trace: perf -vv parsing, JSON, the tracer on a child we
+ * control, and the tracer against Debian's real perf (skipped without it). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "attr.h"
+#include "log.h"
+#include "outcome.h"
+#include "trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PERF "/usr/bin/perf"
+
+/* perf 6.1 `perf record -vv -e msr/tsc/ -a -- true` on a host without a
+ * hardware PMU, cut to the interesting part, plus a stat block. */
+static const char vv_fixture[] =
+	"Using CPUID AuthenticAMD-26-2-1\n"
+	"Attempting to add event pmu 'msr' with 'tsc,' that may result in non-fatal errors\n"
+	"------------------------------------------------------------\n"
+	"perf_event_attr:\n"
+	"  type                             9\n"
+	"  size                             128\n"
+	"  { sample_period, sample_freq }   4000\n"
+	"  sample_type                      IP|TID|TIME|CPU|PERIOD|IDENTIFIER\n"
+	"  read_format                      ID|LOST\n"
+	"  disabled                         1\n"
+	"  inherit                          1\n"
+	"  freq                             1\n"
+	"  sample_id_all                    1\n"
+	"  exclude_guest                    1\n"
+	"------------------------------------------------------------\n"
+	"sys_perf_event_open: pid -1  cpu 0  group_fd -1  flags 0x8\n"
+	"sys_perf_event_open failed, error -22\n"
+	"switching off PERF_FORMAT_LOST support\n"
+	"------------------------------------------------------------\n"
+	"perf_event_attr:\n"
+	"  type                             9\n"
+	"  size                             128\n"
+	"  { sample_period, sample_freq }   4000\n"
+	"  sample_type                      IP|TID|TIME|CPU|PERIOD|IDENTIFIER\n"
+	"  read_format                      ID\n"
+	"  disabled                         1\n"
+	"  inherit                          1\n"
+	"  freq                             1\n"
+	"  sample_id_all                    1\n"
+	"  exclude_guest                    1\n"
+	"------------------------------------------------------------\n"
+	"sys_perf_event_open: pid -1  cpu 0  group_fd -1  flags 0x8\n"
+	"sys_perf_event_open failed, error -22\n"
+	"switching off cloexec flag\n"
+	"------------------------------------------------------------\n"
+	"perf_event_attr:\n"
+	"  type                             1\n"
+	"  size                             128\n"
+	"  config                           0x9\n"
+	"  watermark                        1\n"
+	"  sample_id_all                    1\n"
+	"  bpf_event                        1\n"
+	"  { wakeup_events, wakeup_watermark } 1\n"
+	"------------------------------------------------------------\n"
+	"sys_perf_event_open: pid -1  cpu 0  group_fd -1  flags 0 = 11\n"
+	"sys_perf_event_open: pid -1  cpu 1  group_fd -1  flags 0 = 12\n"
+	"mmap size 528384B\n";
+
+static void test_parse_vv_fixture(void **state)
+{
+	g_autoptr(GPtrArray) calls = NULL;
+	const struct trace_call *c;
+
+	assert_int_equal(trace_parse_perf_verbose(vv_fixture, &calls), 0);
+	assert_int_equal(calls->len, 4);
+
+	c = calls->pdata[0];
+	assert_int_equal(c->attr.type, 9);
+	assert_int_equal(c->attr.size, 128);
+	assert_int_equal(c->attr.sample_freq, 4000);
+	assert_int_equal(c->attr.freq, 1);
+	assert_int_equal(c->attr.sample_type,
+			 PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER);
+	assert_int_equal(c->attr.read_format, PERF_FORMAT_ID | PERF_FORMAT_LOST);
+	assert_int_equal(c->attr.exclude_guest, 1);
+	assert_int_equal(c->pid, -1);
+	assert_int_equal(c->cpu, 0);
+	assert_int_equal(c->group_fd, -1);
+	assert_int_equal(c->flags, PERF_FLAG_FD_CLOEXEC);
+	assert_int_equal(c->err, EINVAL);
+	assert_int_equal(outcome_from_errno(c->err), OUTCOME_EINVAL);
+
+	c = calls->pdata[1];
+	assert_int_equal(c->attr.read_format, PERF_FORMAT_ID);
+	assert_int_equal(c->err, EINVAL);
+
+	c = calls->pdata[2];
+	assert_int_equal(c->attr.type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(c->attr.config, PERF_COUNT_SW_DUMMY);
+	assert_int_equal(c->attr.wakeup_events, 1);
+	assert_int_equal(c->attr.watermark, 1);
+	assert_int_equal(c->flags, 0);
+	assert_int_equal(c->err, 0);
+	assert_int_equal(c->ret_fd, 11);
+	c = calls->pdata[3];
+	assert_int_equal(c->cpu, 1);
+	assert_int_equal(c->ret_fd, 12);
+}
+
+static void test_parse_vv_newer_perf_names(void **state)
+{
+	/* Later perf prints symbolic names after the number. */
+	const char *text = "perf_event_attr:\n"
+			   "  type                             0 (PERF_TYPE_HARDWARE)\n"
+			   "  config                           0x1 (PERF_COUNT_HW_INSTRUCTIONS)\n"
+			   "  { bp_addr, config1 }             0x3\n"
+			   "  branch_sample_type               ANY|USER\n"
+			   "  clockid                          -1\n"
+			   "------------------------------------------------------------\n"
+			   "sys_perf_event_open: pid 0  cpu -1  group_fd -1  flags 0x8 = 3\n";
+	g_autoptr(GPtrArray) calls = NULL;
+	const struct trace_call *c;
+
+	assert_int_equal(trace_parse_perf_verbose(text, &calls), 0);
+	assert_int_equal(calls->len, 1);
+	c = calls->pdata[0];
+	assert_int_equal(c->attr.type, 0);
+	assert_int_equal(c->attr.config, 1);
+	assert_int_equal(c->attr.config1, 3);
+	assert_int_equal(c->attr.branch_sample_type,
+			 PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER);
+	assert_int_equal(c->attr.clockid, -1);
+	assert_int_equal(c->pid, 0);
+	assert_int_equal(c->cpu, -1);
+	assert_int_equal(c->ret_fd, 3);
+}
+
+static void test_parse_vv_rejects_unknown(void **state)
+{
+	const char *text = "perf_event_attr:\n  frobnicate   1\n";
+	const char *bits = "perf_event_attr:\n  sample_type   IP|BOGUS\n";
+	g_autoptr(GPtrArray) calls = NULL;
+
+	assert_int_equal(trace_parse_perf_verbose(text, &calls), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "line 2"));
+	assert_non_null(strstr(pc_errmsg(), "frobnicate"));
+	assert_int_equal(trace_parse_perf_verbose(bits, &calls), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "BOGUS"));
+}
+
+static struct trace_call *call_new(uint32_t type, uint64_t config, int cpu, int fd, int err)
+{
+	struct trace_call *c = g_new0(struct trace_call, 1);
+
+	c->attr.type = type;
+	c->attr.config = config;
+	c->attr.size = sizeof(c->attr);
+	c->pid = -1;
+	c->cpu = cpu;
+	c->group_fd = -1;
+	c->ret_fd = err ? -1 : fd;
+	c->err = err;
+	return c;
+}
+
+static void test_calls_match_in_order(void **state)
+{
+	g_autoptr(GPtrArray) traced = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) want = g_ptr_array_new_with_free_func(g_free);
+
+	/* A feature probe perf does not print, then the two tries. */
+	g_ptr_array_add(traced, call_new(1, 0, 0, 3, 0));
+	g_ptr_array_add(traced, call_new(0, 0, 0, -1, ENOENT));
+	g_ptr_array_add(traced, call_new(1, 0, 0, 5, 0));
+	g_ptr_array_add(want, call_new(0, 0, 0, -1, ENOENT));
+	g_ptr_array_add(want, call_new(1, 0, 0, 5, 0));
+	assert_int_equal(trace_calls_match(traced, want), 0);
+
+	/* Out of order is a mismatch. */
+	g_ptr_array_add(want, call_new(0, 0, 0, -1, ENOENT));
+	assert_int_equal(trace_calls_match(traced, want), -ENOENT);
+	assert_non_null(strstr(pc_errmsg(), "call 3 of 3"));
+}
+
+static void test_call_json_and_text(void **state)
+{
+	g_autofree struct trace_call *ok = call_new(1, 0, 1, 7, 0);
+	g_autofree struct trace_call *bad = call_new(0, 0, 0, -1, EOPNOTSUPP);
+	json_t *j = trace_call_to_json(ok);
+	g_autofree char *s_ok = trace_call_to_string(ok);
+	g_autofree char *s_bad = trace_call_to_string(bad);
+	struct perf_event_attr back;
+
+	assert_string_equal(json_string_value(json_object_get(j, "outcome")), "OK");
+	assert_int_equal(json_integer_value(json_object_get(j, "fd")), 7);
+	assert_int_equal(json_integer_value(json_object_get(j, "cpu")), 1);
+	assert_int_equal(attr_from_json(json_object_get(j, "attr"), &back), 0);
+	assert_true(attr_equal(&back, &ok->attr));
+	json_decref(j);
+
+	j = trace_call_to_json(bad);
+	assert_string_equal(json_string_value(json_object_get(j, "outcome")), "EOPNOTSUPP");
+	assert_int_equal(json_integer_value(json_object_get(j, "errno")), EOPNOTSUPP);
+	assert_null(json_object_get(j, "fd"));
+	json_decref(j);
+
+	assert_non_null(strstr(s_ok, "cpu 1"));
+	assert_non_null(strstr(s_ok, "type=1"));
+	assert_non_null(strstr(s_ok, "-> fd 7"));
+	assert_non_null(strstr(s_bad, "-> EOPNOTSUPP"));
+}
+
+/* ---- the tracer on a child we control ---------------------------------- */
+
+static char self_exe[4096];
+
+/* Run as `test_trace --child-open`: opens events we know, from the process
+ * and from a forked child, writes 30 stderr lines and exits 3. */
+static int child_open_main(void)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.exclude_kernel = 1;
+	a.disabled = 1;
+	fd = syscall(__NR_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	/* A size the kernel refuses: E2BIG. */
+	a.size = 8;
+	syscall(__NR_perf_event_open, &a, 0, -1, -1, 0);
+	pid_t p = fork();
+	if (p == 0) {
+		a.size = sizeof(a);
+		a.config = PERF_COUNT_SW_CPU_CLOCK;
+		fd = syscall(__NR_perf_event_open, &a, 0, -1, -1, 0);
+		_exit(fd >= 0 ? 0 : 1);
+	}
+	waitpid(p, NULL, 0);
+	for (int i = 1; i <= 30; i++)
+		fprintf(stderr, "line %d\n", i);
+	/* _exit: LeakSanitizer's exit check cannot run under ptrace. */
+	_exit(3);
+}
+
+static void run_child_open(enum trace_method method)
+{
+	char *argv[] = { self_exe, "--child-open", NULL };
+	struct trace_options opts = { .method = method, .stderr_passthrough_fd = -1 };
+	g_autoptr(trace_result) res = NULL;
+	const struct trace_call *c;
+
+	assert_int_equal(trace_run(argv, &opts, &res), 0);
+	assert_int_equal(res->exit_code, 3);
+	assert_int_equal(res->term_signal, 0);
+	assert_int_equal(res->calls->len, 3);
+
+	c = res->calls->pdata[0];
+	assert_int_equal(c->attr.type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(c->attr.config, PERF_COUNT_SW_TASK_CLOCK);
+	assert_int_equal(c->attr.exclude_kernel, 1);
+	assert_int_equal(c->attr_size, sizeof(struct perf_event_attr));
+	assert_int_equal(c->pid, 0);
+	assert_int_equal(c->cpu, -1);
+	assert_int_equal(c->flags, PERF_FLAG_FD_CLOEXEC);
+	assert_true(c->ret_fd >= 0);
+	assert_int_equal(c->err, 0);
+
+	c = res->calls->pdata[1];
+	assert_int_equal(c->attr_size, 8);
+	assert_int_equal(c->err, E2BIG);
+	/* Only the 8 bytes passed are read. */
+	assert_int_equal(c->attr.config, 0);
+
+	c = res->calls->pdata[2];
+	assert_int_equal(c->attr.config, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_not_equal(c->tid, ((struct trace_call *)res->calls->pdata[0])->tid);
+
+	assert_int_equal(res->stderr_lines, 30);
+	assert_int_equal(res->stderr_tail->len, TRACE_STDERR_TAIL_DEFAULT);
+	assert_string_equal(res->stderr_tail->pdata[0], "line 11");
+	assert_string_equal(res->stderr_tail->pdata[res->stderr_tail->len - 1], "line 30");
+}
+
+static void test_run_seccomp(void **state)
+{
+	run_child_open(TRACE_METHOD_SECCOMP);
+}
+
+static void test_run_syscall(void **state)
+{
+	run_child_open(TRACE_METHOD_SYSCALL);
+}
+
+static void test_run_missing_command(void **state)
+{
+	char *argv[] = { "/nonexistent/perf", "stat", NULL };
+	g_autoptr(trace_result) res = NULL;
+
+	assert_int_equal(trace_run(argv, NULL, &res), -ENOENT);
+	assert_null(res);
+	assert_non_null(strstr(pc_errmsg(), "/nonexistent/perf"));
+}
+
+static void test_result_json(void **state)
+{
+	char *argv[] = { self_exe, "--child-open", NULL };
+	struct trace_options opts = { .stderr_passthrough_fd = -1 };
+	g_autoptr(trace_result) res = NULL;
+	json_t *j;
+
+	assert_int_equal(trace_run(argv, &opts, &res), 0);
+	j = trace_result_to_json(res, argv);
+	assert_int_equal(json_array_size(json_object_get(j, "calls")), 3);
+	assert_int_equal(json_integer_value(json_object_get(j, "exit_code")), 3);
+	assert_int_equal(json_array_size(json_object_get(j, "stderr_tail")), 20);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "argv"), 1)),
+			    "--child-open");
+	json_decref(j);
+}
+
+/* ---- against Debian's perf --------------------------------------------- */
+
+/* Traces `perf ARGS` with -vv, its stderr into a file, and checks that every
+ * try perf reports is in the capture, in order, with the same attr. */
+static GPtrArray *trace_perf_vv(char **argv, struct trace_result **res_out)
+{
+	char path[] = "/tmp/pmucanary-test-trace-XXXXXX";
+	int fd = mkstemp(path);
+	struct trace_options opts = { .stderr_passthrough_fd = fd, .method = TRACE_METHOD_SECCOMP };
+	g_autofree char *text = NULL;
+	GPtrArray *vv = NULL;
+
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(trace_run(argv, &opts, res_out), 0);
+	off_t len = lseek(fd, 0, SEEK_END);
+	text = g_malloc0(len + 1);
+	assert_int_equal(pread(fd, text, len, 0), len);
+	close(fd);
+	if (trace_parse_perf_verbose(text, &vv) < 0)
+		fail_msg("parsing perf -vv: %s", pc_errmsg());
+	assert_true(vv->len > 0);
+	if (trace_calls_match((*res_out)->calls, vv) < 0)
+		fail_msg("%s", pc_errmsg());
+	return vv;
+}
+
+#define NEED_PERF()                                              \
+	do {                                                     \
+		if (access(PERF, X_OK) != 0) {                   \
+			printf("SKIP: %s missing\n", PERF);      \
+			skip();                                  \
+		}                                                \
+	} while (0)
+
+static bool hw_pmu_present(void)
+{
+	return access("/sys/bus/event_source/devices/cpu", F_OK) == 0 ||
+	       access("/sys/bus/event_source/devices/cpu_core", F_OK) == 0;
+}
+
+static void test_perf_stat_cpu_clock_u(void **state)
+{
+	char *argv[] = { PERF, "stat", "-vv", "-e", "cpu-clock:u", "-a", "--", "true", NULL };
+	g_autoptr(trace_result) res = NULL;
+	NEED_PERF();
+	g_autoptr(GPtrArray) vv = trace_perf_vv(argv, &res);
+	const struct trace_call *c = vv->pdata[0];
+
+	assert_int_equal(res->exit_code, 0);
+	assert_int_equal(c->attr.type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(c->attr.config, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(c->attr.exclude_kernel, 1);
+	assert_int_equal(c->err, 0);
+	/* -a: one open per online CPU */
+	assert_int_equal(vv->len, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static void test_perf_record_cpu_clock_u(void **state)
+{
+	g_autofree char *data = g_strdup_printf("/tmp/pmucanary-test-trace-%d.data", getpid());
+	char *argv[] = { PERF, "record", "-vv", "-e", "cpu-clock:u", "-a", "-o", data,
+			 "--", "true", NULL };
+	g_autoptr(trace_result) res = NULL;
+	NEED_PERF();
+	g_autoptr(GPtrArray) vv = trace_perf_vv(argv, &res);
+	const struct trace_call *c = vv->pdata[0];
+
+	unlink(data);
+	assert_int_equal(res->exit_code, 0);
+	assert_int_equal(c->attr.type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(c->attr.config, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(c->attr.exclude_kernel, 1);
+	assert_int_equal(c->attr.freq, 1);
+	assert_int_equal(c->err, 0);
+}
+
+static void test_perf_record_cycles_pp(void **state)
+{
+	g_autofree char *data = g_strdup_printf("/tmp/pmucanary-test-trace-%d.data", getpid());
+	char *argv[] = { PERF, "record", "-vv", "-e", "cycles:pp", "-a", "-o", data,
+			 "--", "true", NULL };
+	g_autoptr(trace_result) res = NULL;
+	NEED_PERF();
+	g_autoptr(GPtrArray) vv = trace_perf_vv(argv, &res);
+	const struct trace_call *c = vv->pdata[0];
+
+	unlink(data);
+	assert_int_equal(c->attr.type, PERF_TYPE_HARDWARE);
+	assert_int_equal(c->attr.config, PERF_COUNT_HW_CPU_CYCLES);
+	assert_int_equal(c->attr.precise_ip, 2);
+	assert_int_equal(c->attr.exclude_guest, 1);
+	if (hw_pmu_present())
+		return;
+	/* No hardware PMU: ENOENT, then perf's fallback to cpu-clock. */
+	assert_int_equal(c->err, ENOENT);
+	c = vv->pdata[1];
+	assert_int_equal(c->attr.type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(c->attr.config, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(c->err, 0);
+	assert_int_equal(res->exit_code, 0);
+}
+
+static void test_perf_stat_cycles_pp(void **state)
+{
+	char *argv[] = { PERF, "stat", "-vv", "-e", "cycles:pp", "-a", "--", "true", NULL };
+	g_autoptr(trace_result) res = NULL;
+	NEED_PERF();
+	g_autoptr(GPtrArray) vv = trace_perf_vv(argv, &res);
+	const struct trace_call *c = vv->pdata[0];
+
+	assert_int_equal(c->attr.precise_ip, 2);
+	if (!hw_pmu_present())
+		assert_int_equal(c->err, ENOENT);
+}
+
+static void test_perf_record_msr_tsc(void **state)
+{
+	g_autofree char *data = g_strdup_printf("/tmp/pmucanary-test-trace-%d.data", getpid());
+	char *argv[] = { PERF, "record", "-vv", "-e", "msr/tsc/", "-a", "-o", data,
+			 "--", "true", NULL };
+	g_autoptr(trace_result) res = NULL;
+	NEED_PERF();
+	if (access("/sys/bus/event_source/devices/msr", F_OK) != 0) {
+		printf("SKIP: no msr PMU\n");
+		skip();
+	}
+	g_autoptr(GPtrArray) vv = trace_perf_vv(argv, &res);
+
+	unlink(data);
+	/* msr events cannot sample: every try, each with one fallback
+	 * switched off, fails with EINVAL and perf gives up. */
+	assert_true(vv->len >= 2);
+	for (guint i = 0; i < vv->len; i++) {
+		const struct trace_call *c = vv->pdata[i];
+		assert_int_equal(c->err, EINVAL);
+	}
+	assert_int_equal(((struct trace_call *)vv->pdata[0])->attr.exclude_guest, 1);
+	assert_int_equal(((struct trace_call *)vv->pdata[vv->len - 1])->attr.exclude_guest, 0);
+	assert_int_not_equal(res->exit_code, 0);
+	assert_true(res->stderr_tail->len > 0);
+}
+
+static void test_perf_stat_msr_tsc(void **state)
+{
+	char *argv[] = { PERF, "stat", "-vv", "-e", "msr/tsc/", "-a", "--", "true", NULL };
+	g_autoptr(trace_result) res = NULL;
+	NEED_PERF();
+	if (access("/sys/bus/event_source/devices/msr", F_OK) != 0) {
+		printf("SKIP: no msr PMU\n");
+		skip();
+	}
+	g_autoptr(GPtrArray) vv = trace_perf_vv(argv, &res);
+	assert_int_equal(((struct trace_call *)vv->pdata[0])->attr.type,
+			 ((struct trace_call *)res->calls->pdata[0])->attr.type);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--child-open") == 0)
+		return child_open_main();
+	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	if (n > 0)
+		self_exe[n] = '\0';
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_vv_fixture),
+		cmocka_unit_test(test_parse_vv_newer_perf_names),
+		cmocka_unit_test(test_parse_vv_rejects_unknown),
+		cmocka_unit_test(test_calls_match_in_order),
+		cmocka_unit_test(test_call_json_and_text),
+		cmocka_unit_test(test_run_seccomp),
+		cmocka_unit_test(test_run_syscall),
+		cmocka_unit_test(test_run_missing_command),
+		cmocka_unit_test(test_result_json),
+		cmocka_unit_test(test_perf_stat_cpu_clock_u),
+		cmocka_unit_test(test_perf_stat_cycles_pp),
+		cmocka_unit_test(test_perf_record_cpu_clock_u),
+		cmocka_unit_test(test_perf_record_cycles_pp),
+		cmocka_unit_test(test_perf_record_msr_tsc),
+		cmocka_unit_test(test_perf_stat_msr_tsc),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
