@@ -17,7 +17,8 @@ enum {
 	X(fleet,  "boot a fleet of guests and watch their heartbeats")          \
 	X(run,    "the crash sweep: open phase, fleet, load phase, report")    \
 	X(trace,  "run a real perf binary and capture its perf_event_open calls") \
-	X(diff,   "compare two runs: exit 1 on any regression (git bisect run)")
+	X(diff,   "compare two runs: exit 1 on any regression (git bisect run)") \
+	X(matrix, "merge runs from many kernels and hosts into one matrix")
 
 #define COMMAND_DECL(name, help) int cmd_##name(int argc, char **argv);
 COMMAND_LIST(COMMAND_DECL)

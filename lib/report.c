@@ -1,0 +1,981 @@
+/* Report writers: text, HTML heatmap, JUnit XML, KCIDB JSON (see report.h). */
+#include "report.h"
+
+#include "attr.h"
+#include "diff.h"
+#include "log.h"
+#include "matrix.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* ---- escaping ---- */
+
+static void escape(GString *out, const char *s, bool xml)
+{
+	g_autofree char *valid = g_utf8_make_valid(s ? s : "", -1);
+
+	for (const char *p = valid; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		switch (c) {
+		case '&': g_string_append(out, "&amp;"); break;
+		case '<': g_string_append(out, "&lt;"); break;
+		case '>': g_string_append(out, "&gt;"); break;
+		case '"': g_string_append(out, "&quot;"); break;
+		case '\'': g_string_append(out, "&#39;"); break;
+		default:
+			/* XML 1.0 cannot carry most C0 controls, even as references. */
+			if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+				g_string_append_printf(out, xml ? "\\x%02x" : "&#xfffd;", c);
+			else
+				g_string_append_c(out, (char)c);
+		}
+	}
+}
+
+void report_escape_html(GString *out, const char *s)
+{
+	escape(out, s, false);
+}
+
+void report_escape_xml(GString *out, const char *s)
+{
+	escape(out, s, true);
+}
+
+char *report_kcidb_component(const char *s)
+{
+	GString *o = g_string_new(NULL);
+	bool sep = false;
+
+	for (const char *p = s ? s : ""; *p; p++) {
+		if (g_ascii_isalnum(*p) || *p == '_' || *p == '-') {
+			if (sep && o->len)
+				g_string_append_c(o, '_');
+			sep = false;
+			g_string_append_c(o, *p);
+		} else {
+			sep = true;
+		}
+	}
+	if (sep && o->len)
+		g_string_append_c(o, '_');
+	if (!o->len)
+		g_string_append_c(o, '_');
+	return g_string_free(o, FALSE);
+}
+
+/* ---- judging a cell: harm, known erratum, regression against a baseline ---- */
+
+enum cell_verdict {
+	VERDICT_PASS,
+	VERDICT_REJECTED,
+	VERDICT_KNOWN,
+	VERDICT_REGRESSION,
+	VERDICT_HARM,
+	VERDICT_INFRA,
+	VERDICT_ABSENT,
+	VERDICT_COUNT
+};
+
+static const char *const verdict_names[VERDICT_COUNT] = {
+	[VERDICT_PASS] = "pass",
+	[VERDICT_REJECTED] = "rejected",
+	[VERDICT_KNOWN] = "known",
+	[VERDICT_REGRESSION] = "regression",
+	[VERDICT_HARM] = "harm",
+	[VERDICT_INFRA] = "infra",
+	[VERDICT_ABSENT] = "absent",
+};
+
+struct report_ctx {
+	const struct matrix *m;
+	const struct report_options *opts;
+	GHashTable *base;          /* "profile\x1fspec" -> const struct cell * */
+};
+
+struct judged {
+	const struct cell *cell;
+	const struct matrix_source *src;
+	const struct erratum *erratum;
+	const struct cell *base;   /* NULL: no baseline cell */
+	enum diff_group group;     /* valid when base */
+	enum cell_verdict verdict;
+	bool disagree;
+	unsigned int inputs;
+};
+
+static void judge(const struct report_ctx *ctx, const struct cell *cell,
+		  const struct matrix_source *src, const struct erratum *e, struct judged *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->cell = cell;
+	j->src = src;
+	j->erratum = e;
+	j->inputs = 1;
+	if (ctx->base) {
+		g_autofree char *key = g_strdup_printf("%s\x1f%s", cell->profile, cell->spec);
+
+		j->base = g_hash_table_lookup(ctx->base, key);
+		if (j->base)
+			j->group = diff_classify(j->base->outcome, cell->outcome);
+	}
+	if (e)
+		j->verdict = VERDICT_KNOWN;
+	else if (cell->outcome == OUTCOME_INFRA)
+		j->verdict = VERDICT_INFRA;
+	else if (outcome_is_harm(cell->outcome))
+		j->verdict = VERDICT_HARM;
+	else if (!cell->has_attr && cell->error)
+		j->verdict = VERDICT_REJECTED;
+	else if (j->base && diff_group_fails(j->group))
+		j->verdict = VERDICT_REGRESSION;
+	else
+		j->verdict = VERDICT_PASS;
+}
+
+static void judge_mc(const struct report_ctx *ctx, const struct matrix_cell *mc,
+		     struct judged *j)
+{
+	judge(ctx, mc->cell, ctx->m->sources->pdata[mc->source], mc->erratum, j);
+	j->disagree = mc->disagree;
+	j->inputs = mc->inputs;
+}
+
+/* Everything a person wants to know about one cell, as plain lines. */
+static char *judged_describe(const struct report_ctx *ctx, const struct judged *j)
+{
+	const struct cell *c = j->cell;
+	GString *s = g_string_new(NULL);
+	g_autofree char *ev = matrix_cell_evidence(c);
+
+	g_string_append_printf(s, "kernel %s, profile %s, spec %s\n", c->kernel, c->profile,
+			       c->spec);
+	g_string_append_printf(s, "outcome %s (%s)", outcome_name(c->outcome),
+			       outcome_class_name(outcome_class(c->outcome)));
+	if (c->n)
+		g_string_append_printf(s, ", k/n %d/%d", c->k, c->n);
+	g_string_append_c(s, '\n');
+	if (j->erratum)
+		g_string_append_printf(s, "known erratum %s: %s\n", erratum_id(j->erratum),
+				       erratum_title(j->erratum));
+	if (j->base)
+		g_string_append_printf(s, "baseline %s: %s -> %s (%s)\n",
+				       ctx->opts->base_name ? ctx->opts->base_name : "",
+				       outcome_name(j->base->outcome), outcome_name(c->outcome),
+				       diff_group_title(j->group));
+	if (j->disagree)
+		g_string_append_printf(s, "inputs disagree: the worst of %u is shown\n", j->inputs);
+	g_string_append_printf(s, "cpu %s, input %s\n", j->src->cpu_label, j->src->name);
+	if (c->has_attr) {
+		g_autofree char *a = attr_to_string(&c->attr);
+
+		g_string_append_printf(s, "attr: %s\n", a);
+	}
+	if (c->error)
+		g_string_append_printf(s, "rejected by the profile: %s\n", c->error);
+	for (guint i = 0; i < c->tries->len; i++) {
+		const struct cell_try *t = &g_array_index(c->tries, struct cell_try, i);
+		g_autofree char *a = attr_to_string(&t->attr);
+
+		g_string_append_printf(s, "try %u: %s -> %s%s%s\n", i + 1, a,
+				       outcome_name(t->outcome), t->why ? " (" : "",
+				       t->why ? t->why : "");
+		if (t->why)
+			g_string_append_c(s, ')');
+	}
+	for (guint i = 0; i < c->per_cpu->len; i++) {
+		const struct cell_cpu *cc = &g_array_index(c->per_cpu, struct cell_cpu, i);
+
+		g_string_append_printf(s, "cpu%d: %s\n", cc->cpu, outcome_name(cc->outcome));
+	}
+	if (*ev) {
+		g_auto(GStrv) lines = g_strsplit(ev, "\n", -1);
+
+		for (char **l = lines; *l; l++)
+			g_string_append_printf(s, "evidence: %s\n", *l);
+	}
+	if (s->len && s->str[s->len - 1] == '\n')
+		g_string_truncate(s, s->len - 1);
+	return g_string_free(s, FALSE);
+}
+
+/* ---- text ---- */
+
+static int render_text(const struct report_ctx *ctx, const struct result_set *const *sets,
+		       size_t n, GString *out)
+{
+	const struct matrix *m = ctx->m;
+	unsigned int regressions = 0;
+
+	matrix_format_text(m, ctx->opts->color, ctx->opts->width ? ctx->opts->width : 120, out);
+	if (!ctx->base)
+		return 0;
+	for (guint r = 0; r < m->rows->len; r++)
+		for (guint c = 0; c < m->columns->len; c++) {
+			const struct matrix_cell *mc = matrix_at(m, r, c);
+			const struct matrix_row *row = m->rows->pdata[r];
+			struct judged j;
+
+			if (!mc)
+				continue;
+			judge_mc(ctx, mc, &j);
+			if (j.verdict != VERDICT_REGRESSION)
+				continue;
+			if (!regressions++)
+				g_string_append_printf(out, "\nregressions against the baseline %s:\n",
+						       ctx->opts->base_name ? ctx->opts->base_name :
+						       ctx->opts->base->run_id);
+			g_string_append_printf(out, "  %s %s %s: %s -> %s (%s)\n", row->kernel,
+					       row->profile, (char *)m->columns->pdata[c],
+					       outcome_name(j.base->outcome),
+					       outcome_name(j.cell->outcome),
+					       diff_group_title(j.group));
+		}
+	return 0;
+}
+
+/* ---- HTML ---- */
+
+static const char html_style[] =
+	"body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}\n"
+	"h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.5em}\n"
+	"table.heatmap{border-collapse:collapse;font-size:12px}\n"
+	".heatmap th,.heatmap td{border:1px solid #fff;padding:3px 6px;white-space:nowrap}\n"
+	".heatmap th.spec{writing-mode:vertical-rl;transform:rotate(180deg);"
+	"text-align:left;font-weight:normal;font-family:monospace}\n"
+	".heatmap th.row{text-align:left;font-family:monospace;background:#f4f4f4}\n"
+	"td.cell{text-align:center;font-family:monospace;cursor:default;min-width:3em}\n"
+	".c-ok{background:#c8e6c9;color:#1b5e20}\n"
+	".c-errno{background:#fff3c4;color:#6d4c00}\n"
+	".c-infra{background:#d1c4e9;color:#311b92}\n"
+	".v-rejected{background:#eeeeee;color:#757575}\n"
+	".v-absent{background:#fafafa;color:#bdbdbd}\n"
+	".c-harm{color:#fff;font-weight:bold}\n"
+	".o-GUEST_CRASH{background:#b71c1c}\n"
+	".o-GUEST_HANG{background:#e65100}\n"
+	".o-GUEST_REBOOT{background:#f57c00}\n"
+	".o-GUEST_CORRUPTION{background:#880e4f}\n"
+	".o-GUEST_OOPS{background:#d32f2f}\n"
+	".o-HOST_WARN{background:#6a1b9a}\n"
+	".o-HOST_CRASH{background:#000;color:#ff5252}\n"
+	"td.v-known{background:repeating-linear-gradient(45deg,#ffe082,#ffe082 6px,"
+	"#ffca28 6px,#ffca28 12px);color:#5d4037;font-weight:normal}\n"
+	"td.v-regression{outline:3px solid #d50000;outline-offset:-3px}\n"
+	".legend span.sw{display:inline-block;min-width:5em;padding:2px 6px;margin:2px;"
+	"text-align:center;font-family:monospace;font-size:12px}\n"
+	".limitations li{color:#b71c1c}\n"
+	"#tip{position:absolute;display:none;background:#263238;color:#eceff1;"
+	"padding:6px 8px;border-radius:4px;font:12px monospace;white-space:pre-wrap;"
+	"max-width:60em;pointer-events:none;z-index:10}\n"
+	"pre.detail{white-space:pre-wrap;font-size:12px;background:#f7f7f7;padding:6px}\n";
+
+/* Data lives only in escaped attributes; the script reads it with
+ * getAttribute and writes it with textContent, never as markup. */
+static const char html_script[] =
+	"(function(){\n"
+	"var tip=document.getElementById('tip');\n"
+	"var cells=document.querySelectorAll('td.cell');\n"
+	"var measured=document.querySelectorAll('td.cell:not(.v-absent)').length;\n"
+	"cells.forEach(function(td){\n"
+	" td.addEventListener('mouseenter',function(){"
+	"tip.textContent=td.getAttribute('data-tip');tip.style.display='block';});\n"
+	" td.addEventListener('mousemove',function(e){"
+	"tip.style.left=(e.pageX+14)+'px';tip.style.top=(e.pageY+14)+'px';});\n"
+	" td.addEventListener('mouseleave',function(){tip.style.display='none';});\n"
+	"});\n"
+	"var failing=document.querySelectorAll('td.v-harm,td.v-regression').length;\n"
+	"var known=document.querySelectorAll('td.v-known').length;\n"
+	"document.getElementById('js-status').textContent="
+	"'hover a cell for its evidence; '+measured+' cells, '+failing+"
+	"' failing, '+known+' known errata';\n"
+	"document.body.setAttribute('data-js','ready');\n"
+	"})();\n";
+
+static const char *cell_class_name(const struct cell *c)
+{
+	return outcome_class_name(outcome_class(c->outcome));
+}
+
+static void html_cell(const struct report_ctx *ctx, const struct matrix_cell *mc, GString *out)
+{
+	struct judged j;
+	g_autofree char *tip = NULL;
+	g_autofree char *cls = NULL;
+
+	if (!mc) {
+		g_string_append(out, "<td class=\"cell v-absent\" data-tip=\"not measured\" "
+				     "title=\"not measured\">-</td>");
+		return;
+	}
+	judge_mc(ctx, mc, &j);
+	tip = judged_describe(ctx, &j);
+	cls = g_ascii_strdown(cell_class_name(mc->cell), -1);
+	g_string_append_printf(out, "<td class=\"cell v-%s c-%s o-%s\" data-outcome=\"%s\"",
+			       verdict_names[j.verdict], cls, outcome_name(mc->cell->outcome),
+			       outcome_name(mc->cell->outcome));
+	if (j.erratum) {
+		g_string_append(out, " data-erratum=\"");
+		report_escape_html(out, erratum_id(j.erratum));
+		g_string_append_c(out, '"');
+	}
+	g_string_append(out, " data-tip=\"");
+	report_escape_html(out, tip);
+	g_string_append(out, "\" title=\"");
+	report_escape_html(out, tip);
+	g_string_append(out, "\">");
+	report_escape_html(out, matrix_cell_abbrev(mc));
+	if (mc->disagree)
+		g_string_append_c(out, '*');
+	g_string_append(out, "</td>");
+}
+
+static void html_legend(GString *out)
+{
+	static const struct {
+		const char *cls, *text, *what;
+	} items[] = {
+		{ "c-ok", "ok", "OK: opened, no harm" },
+		{ "c-errno", "NOSUP", "errno: the kernel refused (EOPNOTSUPP, EINVAL, ...)" },
+		{ "c-infra", "infra?", "INFRA: could not test, no kernel verdict" },
+		{ "v-rejected", "rej", "the profile rejected the spec" },
+		{ "v-known c-harm", "CRASH~", "harm explained by a known erratum (not a regression)" },
+		{ "c-ok v-regression", "NOSUP", "red frame: regression against the baseline" },
+		{ "v-absent", "-", "not measured" },
+	};
+
+	g_string_append(out, "<div class=\"legend\"><h2>Legend</h2>\n<p>");
+	for (size_t i = 0; i < G_N_ELEMENTS(items); i++)
+		g_string_append_printf(out, "<span class=\"sw %s\">%s</span> %s<br>\n",
+				       items[i].cls, items[i].text, items[i].what);
+	g_string_append(out, "</p><p>harm, by kind:<br>\n");
+	for (int o = 0; o < OUTCOME_COUNT; o++)
+		if (outcome_is_harm(o))
+			g_string_append_printf(out, "<span class=\"sw c-harm o-%s\">%s</span> %s<br>\n",
+					       outcome_name(o), matrix_outcome_abbrev(o),
+					       outcome_name(o));
+	g_string_append(out, "</p></div>\n");
+}
+
+static int render_html(const struct report_ctx *ctx, const struct result_set *const *sets,
+		       size_t n, GString *out)
+{
+	const struct matrix *m = ctx->m;
+	bool any_limit = false;
+
+	g_string_append(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+			     "<title>pmucanary matrix</title>\n<style>\n");
+	g_string_append(out, html_style);
+	g_string_append(out, "</style>\n</head>\n<body>\n<h1>pmucanary matrix</h1>\n");
+	g_string_append_printf(out, "<p class=\"summary\" id=\"summary\" data-harm=\"%u\" "
+				    "data-known=\"%u\" data-infra=\"%u\">%u harmful cell%s, "
+				    "%u known errat%s, %u INFRA; %u rows &times; %u specs from %u "
+				    "input%s.</p>\n",
+			       m->harm, m->known_errata, m->infra, m->harm, m->harm == 1 ? "" : "s",
+			       m->known_errata, m->known_errata == 1 ? "um" : "a", m->infra,
+			       m->rows->len, m->columns->len, m->sources->len,
+			       m->sources->len == 1 ? "" : "s");
+	g_string_append(out, "<p id=\"js-status\">(JavaScript off: hover shows the title "
+			     "of a cell)</p>\n");
+
+	g_string_append(out, "<h2>Inputs</h2>\n<ul class=\"inputs\">\n");
+	for (guint i = 0; i < m->sources->len; i++) {
+		const struct matrix_source *s = m->sources->pdata[i];
+
+		g_string_append(out, "<li><code>");
+		report_escape_html(out, s->name);
+		g_string_append(out, "</code>: ");
+		report_escape_html(out, results_kind_name(s->set->kind));
+		g_string_append(out, " ");
+		report_escape_html(out, s->set->run_id);
+		g_string_append(out, ", kernel ");
+		report_escape_html(out, s->set->kernel);
+		g_string_append(out, ", accel ");
+		report_escape_html(out, s->set->accel);
+		g_string_append(out, ", cpu ");
+		report_escape_html(out, s->cpu_label);
+		if (matrix_source_verdict(s)) {
+			g_string_append(out, ", run verdict ");
+			report_escape_html(out, matrix_source_verdict(s));
+		}
+		if (s->set->limitations->len) {
+			any_limit = true;
+			g_string_append(out, "\n<ul class=\"limitations\">\n");
+			for (guint l = 0; l < s->set->limitations->len; l++) {
+				g_string_append(out, "<li class=\"limitation\">limitation: ");
+				report_escape_html(out, s->set->limitations->pdata[l]);
+				g_string_append(out, "</li>\n");
+			}
+			g_string_append(out, "</ul>");
+		}
+		g_string_append(out, "</li>\n");
+	}
+	g_string_append(out, "</ul>\n");
+	if (!any_limit)
+		g_string_append(out, "<p>No input noted a limitation.</p>\n");
+	if (ctx->opts->base) {
+		g_string_append(out, "<p>Baseline: <code>");
+		report_escape_html(out, ctx->opts->base_name ? ctx->opts->base_name :
+				   ctx->opts->base->run_id);
+		g_string_append(out, "</code> (framed cells regressed against it)</p>\n");
+	}
+
+	for (guint g = 0; g < m->groups->len; g++) {
+		/* Each CPU's table shows only the specs measured on that CPU. */
+		g_autofree bool *used = g_new0(bool, m->columns->len + 1);
+
+		for (guint r = 0; r < m->rows->len; r++)
+			for (guint c = 0; c < m->columns->len; c++)
+				if (((struct matrix_row *)m->rows->pdata[r])->group == g &&
+				    matrix_at(m, r, c))
+					used[c] = true;
+		g_string_append(out, "<h2>cpu ");
+		report_escape_html(out, m->groups->pdata[g]);
+		g_string_append_printf(out, "</h2>\n<table class=\"heatmap\" data-cpu=\"");
+		report_escape_html(out, m->groups->pdata[g]);
+		g_string_append(out, "\">\n<thead><tr><th class=\"row\">kernel</th>"
+				     "<th class=\"row\">profile</th>");
+		for (guint c = 0; c < m->columns->len; c++) {
+			if (!used[c])
+				continue;
+			g_string_append(out, "<th class=\"spec\" scope=\"col\">");
+			report_escape_html(out, m->columns->pdata[c]);
+			g_string_append(out, "</th>");
+		}
+		g_string_append(out, "</tr></thead>\n<tbody>\n");
+		for (guint r = 0; r < m->rows->len; r++) {
+			const struct matrix_row *row = m->rows->pdata[r];
+
+			if (row->group != g)
+				continue;
+			g_string_append(out, "<tr><th class=\"row\">");
+			report_escape_html(out, row->kernel);
+			g_string_append(out, "</th><th class=\"row\">");
+			report_escape_html(out, row->profile);
+			g_string_append(out, "</th>");
+			for (guint c = 0; c < m->columns->len; c++)
+				if (used[c])
+					html_cell(ctx, row->cells[c], out);
+			g_string_append(out, "</tr>\n");
+		}
+		g_string_append(out, "</tbody>\n</table>\n");
+	}
+
+	html_legend(out);
+
+	g_string_append(out, "<h2>Harmful, known-erratum, regressed and INFRA cells</h2>\n");
+	for (guint r = 0; r < m->rows->len; r++)
+		for (guint c = 0; c < m->columns->len; c++) {
+			const struct matrix_cell *mc = matrix_at(m, r, c);
+			struct judged j;
+			g_autofree char *text = NULL;
+
+			if (!mc)
+				continue;
+			judge_mc(ctx, mc, &j);
+			if (j.verdict == VERDICT_PASS || j.verdict == VERDICT_REJECTED)
+				continue;
+			text = judged_describe(ctx, &j);
+			g_string_append_printf(out, "<pre class=\"detail v-%s\">",
+					       verdict_names[j.verdict]);
+			report_escape_html(out, text);
+			g_string_append(out, "</pre>\n");
+		}
+	g_string_append(out, "<div id=\"tip\" role=\"tooltip\"></div>\n<script>\n");
+	g_string_append(out, html_script);
+	g_string_append(out, "</script>\n</body>\n</html>\n");
+	return 0;
+}
+
+/* ---- JUnit ---- */
+
+static void xml_attr(GString *out, const char *name, const char *value)
+{
+	g_string_append_printf(out, " %s=\"", name);
+	report_escape_xml(out, value);
+	g_string_append_c(out, '"');
+}
+
+static void junit_case(const struct report_ctx *ctx, const struct matrix_row *row,
+		       const char *spec, const struct matrix_cell *mc, GString *out,
+		       unsigned int *counts)
+{
+	struct judged j;
+	g_autofree char *text = NULL;
+	g_autofree char *classname = g_strdup_printf("%s.%s", row->kernel, row->profile);
+	g_autofree char *msg = NULL;
+
+	judge_mc(ctx, mc, &j);
+	text = judged_describe(ctx, &j);
+	counts[j.verdict]++;
+	g_string_append(out, "    <testcase");
+	xml_attr(out, "classname", classname);
+	xml_attr(out, "name", spec);
+	g_string_append(out, " time=\"0\">\n");
+	switch (j.verdict) {
+	case VERDICT_HARM:
+		msg = g_strdup_printf("%s %d/%d%s%s", outcome_name(j.cell->outcome), j.cell->k,
+				      j.cell->n, j.base ? ": " : "",
+				      j.base ? diff_group_title(j.group) : "");
+		g_string_append(out, "      <failure");
+		xml_attr(out, "message", msg);
+		xml_attr(out, "type", outcome_name(j.cell->outcome));
+		g_string_append(out, ">");
+		report_escape_xml(out, text);
+		g_string_append(out, "</failure>\n");
+		break;
+	case VERDICT_REGRESSION:
+		msg = g_strdup_printf("regression against the baseline (%s): %s -> %s",
+				      diff_group_title(j.group), outcome_name(j.base->outcome),
+				      outcome_name(j.cell->outcome));
+		g_string_append(out, "      <failure");
+		xml_attr(out, "message", msg);
+		xml_attr(out, "type", diff_group_name(j.group));
+		g_string_append(out, ">");
+		report_escape_xml(out, text);
+		g_string_append(out, "</failure>\n");
+		break;
+	case VERDICT_INFRA:
+		g_string_append(out, "      <error message=\"INFRA: could not test\" type=\"INFRA\">");
+		report_escape_xml(out, text);
+		g_string_append(out, "</error>\n");
+		break;
+	case VERDICT_KNOWN:
+		msg = g_strdup_printf("known erratum %s: %s %d/%d (%s)", erratum_id(j.erratum),
+				      outcome_name(j.cell->outcome), j.cell->k, j.cell->n,
+				      erratum_title(j.erratum));
+		g_string_append(out, "      <skipped");
+		xml_attr(out, "message", msg);
+		g_string_append(out, "/>\n");
+		break;
+	default:
+		break;
+	}
+	g_string_append(out, "      <system-out>");
+	report_escape_xml(out, text);
+	g_string_append(out, "</system-out>\n    </testcase>\n");
+}
+
+static int render_junit(const struct report_ctx *ctx, const struct result_set *const *sets,
+			size_t n, GString *out)
+{
+	const struct matrix *m = ctx->m;
+	unsigned int total[VERDICT_COUNT] = { 0 }, tests = 0;
+	g_autoptr(GString) body = g_string_new(NULL);
+
+	for (guint g = 0; g < m->groups->len; g++) {
+		unsigned int counts[VERDICT_COUNT] = { 0 }, cases = 0;
+		g_autoptr(GString) cs = g_string_new(NULL);
+		g_autofree char *suite = g_strdup_printf("pmucanary cpu %s",
+							 (char *)m->groups->pdata[g]);
+
+		for (guint r = 0; r < m->rows->len; r++) {
+			const struct matrix_row *row = m->rows->pdata[r];
+
+			if (row->group != g)
+				continue;
+			for (guint c = 0; c < m->columns->len; c++)
+				if (row->cells[c]) {
+					junit_case(ctx, row, m->columns->pdata[c], row->cells[c], cs,
+						   counts);
+					cases++;
+				}
+		}
+		g_string_append(body, "  <testsuite");
+		xml_attr(body, "name", suite);
+		g_string_append_printf(body, " tests=\"%u\" failures=\"%u\" errors=\"%u\" "
+					     "skipped=\"%u\">\n    <properties>\n",
+				       cases, counts[VERDICT_HARM] + counts[VERDICT_REGRESSION],
+				       counts[VERDICT_INFRA], counts[VERDICT_KNOWN]);
+		for (guint i = 0; i < m->sources->len; i++) {
+			const struct matrix_source *s = m->sources->pdata[i];
+			g_autofree char *desc = NULL;
+
+			if (strcmp(s->cpu_label, m->groups->pdata[g]))
+				continue;
+			desc = g_strdup_printf("%s (%s %s, kernel %s, accel %s)", s->name,
+					       results_kind_name(s->set->kind), s->set->run_id,
+					       s->set->kernel, s->set->accel);
+			g_string_append(body, "      <property name=\"input\"");
+			xml_attr(body, "value", desc);
+			g_string_append(body, "/>\n");
+			for (guint l = 0; l < s->set->limitations->len; l++) {
+				g_string_append(body, "      <property name=\"limitation\"");
+				xml_attr(body, "value", s->set->limitations->pdata[l]);
+				g_string_append(body, "/>\n");
+			}
+		}
+		g_string_append(body, "    </properties>\n");
+		g_string_append_len(body, cs->str, cs->len);
+		g_string_append(body, "  </testsuite>\n");
+		for (int v = 0; v < VERDICT_COUNT; v++)
+			total[v] += counts[v];
+		tests += cases;
+	}
+	g_string_append(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	g_string_append_printf(out, "<testsuites name=\"pmucanary\" tests=\"%u\" failures=\"%u\" "
+				    "errors=\"%u\" skipped=\"%u\">\n",
+			       tests, total[VERDICT_HARM] + total[VERDICT_REGRESSION],
+			       total[VERDICT_INFRA], total[VERDICT_KNOWN]);
+	g_string_append_len(out, body->str, body->len);
+	g_string_append(out, "</testsuites>\n");
+	return 0;
+}
+
+/* ---- KCIDB v5 ---- */
+
+#define KCIDB_MAJOR 5
+#define KCIDB_MINOR 0
+#define KCIDB_EXCERPT_MAX 16384
+
+static bool origin_valid(const char *o)
+{
+	if (!*o)
+		return false;
+	for (; *o; o++)
+		if (!(g_ascii_islower(*o) || g_ascii_isdigit(*o) || *o == '_'))
+			return false;
+	return true;
+}
+
+/* KCIDB forbids nulls: only set a string that is there. */
+static void set_str(json_t *o, const char *key, const char *v)
+{
+	if (v && *v)
+		json_object_set_new(o, key, json_string(v));
+}
+
+static char *kcidb_path(const struct cell *c)
+{
+	g_autofree char *event = results_spec_event(c->spec);
+	g_autofree char *profile = report_kcidb_component(c->profile);
+	g_autofree char *ev = report_kcidb_component(event);
+	const char *rest = c->spec + (g_str_has_prefix(c->spec, event) ? strlen(event) : 0);
+
+	while (*rest == ':')
+		rest++;
+	if (*rest) {
+		g_autofree char *mods = report_kcidb_component(rest);
+
+		return g_strdup_printf("pmucanary.%s.%s.%s", profile, ev, mods);
+	}
+	return g_strdup_printf("pmucanary.%s.%s", profile, ev);
+}
+
+static char *utf8_truncate(const char *s, size_t max)
+{
+	const char *end;
+
+	if (strlen(s) <= max)
+		return g_strdup(s);
+	end = g_utf8_find_prev_char(s, s + max);
+	return g_strndup(s, end ? (size_t)(end - s) : 0);
+}
+
+/* A deep copy without null members or elements: KCIDB forbids nulls. */
+static json_t *json_without_nulls(const json_t *v)
+{
+	const char *k;
+	json_t *x, *copy;
+	size_t i;
+
+	if (json_is_object(v)) {
+		copy = json_object();
+		json_object_foreach((json_t *)v, k, x)
+			if (!json_is_null(x))
+				json_object_set_new(copy, k, json_without_nulls(x));
+		return copy;
+	}
+	if (json_is_array(v)) {
+		copy = json_array();
+		json_array_foreach(v, i, x)
+			if (!json_is_null(x))
+				json_array_append_new(copy, json_without_nulls(x));
+		return copy;
+	}
+	return json_deep_copy(v);
+}
+
+static const char *kcidb_status(enum cell_verdict v)
+{
+	switch (v) {
+	case VERDICT_HARM:
+	case VERDICT_KNOWN:
+	case VERDICT_REGRESSION:
+		return "FAIL";
+	case VERDICT_INFRA:
+		return "ERROR";
+	case VERDICT_REJECTED:
+		return "SKIP";
+	default:
+		return "PASS";
+	}
+}
+
+static json_t *kcidb_test(const struct report_ctx *ctx, const char *origin,
+			  const char *build_id, const struct judged *j)
+{
+	const struct cell *c = j->cell;
+	const struct result_set *set = j->src->set;
+	json_t *t = json_object(), *misc = json_object(), *env = json_object();
+	json_t *envmisc = json_object();
+	g_autofree char *id = g_strdup_printf("%s:%s:%s:%s", origin, set->run_id, c->profile,
+					      c->spec);
+	g_autofree char *path = kcidb_path(c);
+	g_autofree char *text = judged_describe(ctx, j);
+	g_autofree char *excerpt = utf8_truncate(text, KCIDB_EXCERPT_MAX);
+	g_autofree char *envc = g_strdup_printf("cpu %s, accel %s", j->src->cpu_label,
+						set->accel ? set->accel : "?");
+
+	json_object_set_new(t, "id", json_string(id));
+	json_object_set_new(t, "origin", json_string(origin));
+	json_object_set_new(t, "build_id", json_string(build_id));
+	json_object_set_new(t, "path", json_string(path));
+	json_object_set_new(t, "status", json_string(kcidb_status(j->verdict)));
+	if (j->verdict == VERDICT_KNOWN)
+		json_object_set_new(t, "waived", json_true());
+	set_str(t, "start_time", set->created);
+	set_str(t, "log_excerpt", excerpt);
+	set_str(t, "comment", c->spec);
+
+	json_object_set_new(env, "comment", json_string(envc));
+	set_str(envmisc, "cpu_vendor", j->src->cpu.vendor);
+	if (j->src->cpu.family >= 0)
+		json_object_set_new(envmisc, "cpu_family", json_integer(j->src->cpu.family));
+	if (j->src->cpu.model >= 0)
+		json_object_set_new(envmisc, "cpu_model", json_integer(j->src->cpu.model));
+	if (j->src->cpu.stepping >= 0)
+		json_object_set_new(envmisc, "cpu_stepping", json_integer(j->src->cpu.stepping));
+	set_str(envmisc, "accel", set->accel);
+	json_object_set_new(env, "misc", envmisc);
+	json_object_set_new(t, "environment", env);
+
+	set_str(misc, "kernel", c->kernel);
+	set_str(misc, "profile", c->profile);
+	set_str(misc, "spec", c->spec);
+	set_str(misc, "outcome", outcome_name(c->outcome));
+	set_str(misc, "outcome_class", outcome_class_name(outcome_class(c->outcome)));
+	if (outcome_errno(c->outcome) > 0)
+		json_object_set_new(misc, "errno", json_integer(outcome_errno(c->outcome)));
+	json_object_set_new(misc, "k", json_integer(c->k));
+	json_object_set_new(misc, "n", json_integer(c->n));
+	if (c->has_attr)
+		json_object_set_new(misc, "attr", attr_to_json(&c->attr));
+	set_str(misc, "error", c->error);
+	json_object_set_new(misc, "tries", json_integer(c->tries->len));
+	if (json_array_size(c->evidence))
+		json_object_set_new(misc, "evidence", json_without_nulls(c->evidence));
+	if (j->erratum)
+		set_str(misc, "known_erratum", erratum_id(j->erratum));
+	if (j->base) {
+		set_str(misc, "baseline_outcome", outcome_name(j->base->outcome));
+		set_str(misc, "baseline_change", diff_group_name(j->group));
+	}
+	json_object_set_new(t, "misc", misc);
+	return t;
+}
+
+static int render_kcidb(const struct report_ctx *ctx, const struct result_set *const *sets,
+			size_t n, GString *out)
+{
+	const struct matrix *m = ctx->m;
+	const char *origin = ctx->opts->origin ? ctx->opts->origin : "pmucanary";
+	json_t *root = json_object(), *checkouts = json_array(), *builds = json_array();
+	json_t *tests = json_array(), *version = json_object();
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autofree char *dump = NULL;
+
+	if (!origin_valid(origin)) {
+		json_decref(root);
+		json_decref(checkouts);
+		json_decref(builds);
+		json_decref(tests);
+		json_decref(version);
+		return pc_fail(EINVAL, "KCIDB origin '%s' must match [a-z0-9_]+", origin);
+	}
+	json_object_set_new(version, "major", json_integer(KCIDB_MAJOR));
+	json_object_set_new(version, "minor", json_integer(KCIDB_MINOR));
+	json_object_set_new(root, "version", version);
+
+	for (guint i = 0; i < m->sources->len; i++) {
+		const struct matrix_source *s = m->sources->pdata[i];
+		const char *kernel = s->set->kernel && *s->set->kernel ? s->set->kernel : "unknown";
+		g_autofree char *checkout_id = g_strdup_printf("%s:kernel-%s", origin, kernel);
+		g_autofree char *build_id = g_strdup_printf("%s:%s", origin, s->set->run_id);
+		g_autofree char *comment = g_strdup_printf("pmucanary %s %s on cpu %s",
+							   results_kind_name(s->set->kind),
+							   s->set->run_id, s->cpu_label);
+		json_t *b = json_object(), *bmisc = json_object(), *lim = json_array();
+
+		if (!g_hash_table_contains(seen, checkout_id)) {
+			json_t *co = json_object(), *comisc = json_object();
+			g_autofree char *cc = g_strdup_printf("host kernel %s", kernel);
+
+			json_object_set_new(co, "id", json_string(checkout_id));
+			json_object_set_new(co, "origin", json_string(origin));
+			json_object_set_new(co, "comment", json_string(cc));
+			json_object_set_new(comisc, "kernel_release", json_string(kernel));
+			json_object_set_new(co, "misc", comisc);
+			json_array_append_new(checkouts, co);
+			g_hash_table_add(seen, g_strdup(checkout_id));
+		}
+		json_object_set_new(b, "id", json_string(build_id));
+		json_object_set_new(b, "origin", json_string(origin));
+		json_object_set_new(b, "checkout_id", json_string(checkout_id));
+		json_object_set_new(b, "comment", json_string(comment));
+		set_str(b, "start_time", s->set->created);
+		set_str(bmisc, "input", s->name);
+		set_str(bmisc, "kind", results_kind_name(s->set->kind));
+		set_str(bmisc, "accel", s->set->accel);
+		set_str(bmisc, "cpu", s->cpu_label);
+		set_str(bmisc, "tool_version", s->set->tool_version);
+		for (guint l = 0; l < s->set->limitations->len; l++)
+			json_array_append_new(lim, json_string(s->set->limitations->pdata[l]));
+		json_object_set_new(bmisc, "limitations", lim);
+		json_object_set_new(b, "misc", bmisc);
+		json_array_append_new(builds, b);
+
+		for (guint c = 0; c < s->set->cells->len; c++) {
+			const struct cell *cell = s->set->cells->pdata[c];
+			struct judged j;
+
+			judge(ctx, cell, s, errata_match(ctx->opts->errata, &s->cpu,
+							 cell->kernel && *cell->kernel ?
+							 cell->kernel : kernel, cell), &j);
+			json_array_append_new(tests, kcidb_test(ctx, origin, build_id, &j));
+		}
+	}
+	json_object_set_new(root, "checkouts", checkouts);
+	json_object_set_new(root, "builds", builds);
+	json_object_set_new(root, "tests", tests);
+	dump = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (!dump)
+		return pc_fail(ENOMEM, "cannot serialise the KCIDB report");
+	g_string_append(out, dump);
+	g_string_append_c(out, '\n');
+	return 0;
+}
+
+/* ---- the table ---- */
+
+static const struct report_writer {
+	const char *name;
+	int (*render)(const struct report_ctx *ctx, const struct result_set *const *sets,
+		      size_t n, GString *out);
+} report_writers[REPORT_FORMAT_COUNT] = {
+	[REPORT_TEXT] = { "text", render_text },
+	[REPORT_HTML] = { "html", render_html },
+	[REPORT_JUNIT] = { "junit", render_junit },
+	[REPORT_KCIDB] = { "kcidb", render_kcidb },
+};
+
+const char *report_format_name(enum report_format f)
+{
+	return f < REPORT_FORMAT_COUNT ? report_writers[f].name : "?";
+}
+
+enum report_format report_format_from_name(const char *name)
+{
+	for (int f = 0; name && f < REPORT_FORMAT_COUNT; f++)
+		if (!strcmp(report_writers[f].name, name))
+			return f;
+	return REPORT_FORMAT_COUNT;
+}
+
+static void ctx_clear(struct report_ctx *ctx)
+{
+	matrix_free((struct matrix *)ctx->m);
+	if (ctx->base)
+		g_hash_table_unref(ctx->base);
+}
+
+static int ctx_init(struct report_ctx *ctx, const struct result_set *const *sets, size_t n,
+		    const struct report_options *opts)
+{
+	static const struct report_options no_opts;
+	struct matrix *m = NULL;
+	int rc;
+
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->opts = opts ? opts : &no_opts;
+	rc = matrix_build(sets, ctx->opts->names, n, ctx->opts->errata, &m);
+	if (rc < 0)
+		return rc;
+	ctx->m = m;
+	if (ctx->opts->base) {
+		ctx->base = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+		for (guint i = 0; i < ctx->opts->base->cells->len; i++) {
+			const struct cell *c = ctx->opts->base->cells->pdata[i];
+
+			/* As in diff: a spec the profile rejected is not a tested cell. */
+			if (!c->has_attr && c->error)
+				continue;
+			g_hash_table_insert(ctx->base,
+					    g_strdup_printf("%s\x1f%s", c->profile, c->spec),
+					    (void *)c);
+		}
+	}
+	return 0;
+}
+
+int report_render(enum report_format f, const struct result_set *const *sets, size_t n,
+		  const struct report_options *opts, GString *out)
+{
+	struct report_ctx ctx;
+	int rc;
+
+	if (f >= REPORT_FORMAT_COUNT)
+		return pc_fail(EINVAL, "unknown report format %d", (int)f);
+	rc = ctx_init(&ctx, sets, n, opts);
+	if (rc < 0)
+		return rc;
+	rc = report_writers[f].render(&ctx, sets, n, out);
+	ctx_clear(&ctx);
+	return rc;
+}
+
+int report_summarize(const struct result_set *const *sets, size_t n,
+		     const struct report_options *opts, struct report_summary *out)
+{
+	struct report_ctx ctx;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = ctx_init(&ctx, sets, n, opts);
+	if (rc < 0)
+		return rc;
+	for (guint r = 0; r < ctx.m->rows->len; r++)
+		for (guint c = 0; c < ctx.m->columns->len; c++) {
+			const struct matrix_cell *mc = matrix_at(ctx.m, r, c);
+			struct judged j;
+
+			if (!mc)
+				continue;
+			judge_mc(&ctx, mc, &j);
+			out->cells++;
+			out->harm += j.verdict == VERDICT_HARM;
+			out->known += j.verdict == VERDICT_KNOWN;
+			out->regressions += j.verdict == VERDICT_REGRESSION;
+			out->infra += j.verdict == VERDICT_INFRA;
+		}
+	ctx_clear(&ctx);
+	return 0;
+}
+
+int report_write(enum report_format f, const struct result_set *const *sets, size_t n,
+		 const struct report_options *opts, const char *path)
+{
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autoptr(GError) err = NULL;
+	int rc = report_render(f, sets, n, opts, out);
+
+	if (rc < 0)
+		return rc;
+	/* g_file_set_contents writes a temp file and renames it over path. */
+	if (!g_file_set_contents(path, out->str, (gssize)out->len, &err))
+		return pc_fail(EIO, "cannot write %s report %s: %s", report_format_name(f), path,
+			       err->message);
+	return 0;
+}

@@ -1,0 +1,87 @@
+/* Report writers: one static table (report.c `report_writers[]`) of the
+ * formats a set of result files can be written in, usable by run, probe,
+ * diff and matrix.
+ *
+ *   text   the terminal matrix (matrix_format_text)
+ *   html   a self-contained page (inline CSS and JS, no network): heatmap
+ *          coloured by outcome class and harm kind, legend, tooltips with
+ *          evidence, k/n, tries and attr; the inputs' limitation lines
+ *   junit  one <testsuite> per CPU signature, one <testcase> per cell:
+ *          classname "KERNEL.PROFILE", name SPEC. Harm is a <failure>;
+ *          with a baseline, a regression (diff_classify) is a <failure>;
+ *          INFRA is an <error>; a harm a known erratum explains is
+ *          <skipped message="known erratum ID ...">; OK, errno and a spec
+ *          the profile rejected pass. <system-out> holds the outcome,
+ *          k/n, attr, tries and evidence.
+ *   kcidb  KCIDB v5.0 JSON (kernelci/kcidb-io schema v05_00):
+ *          {"version":{"major":5,"minor":0},"checkouts","builds","tests"}.
+ *          One checkout per host kernel release ("ORIGIN:kernel-REL"), one
+ *          build per input file ("ORIGIN:RUN_ID"), one test per cell of
+ *          each input ("ORIGIN:RUN_ID:PROFILE:SPEC"), path
+ *          "pmucanary.PROFILE.EVENT[.MODIFIERS]" with characters outside
+ *          [A-Za-z0-9_-] turned into '_'. Status: OK and errno cells PASS
+ *          (the kernel answered; the errno is in misc.outcome/misc.errno),
+ *          harm FAIL, harm explained by a known erratum FAIL with
+ *          "waived": true, a regression against the baseline FAIL, INFRA
+ *          ERROR (never FAIL: no kernel verdict), a spec the profile
+ *          rejected SKIP. Evidence goes to log_excerpt (<= 16384 bytes).
+ *          No property is ever null (KCIDB forbids it). */
+#ifndef PMUCANARY_REPORT_H
+#define PMUCANARY_REPORT_H
+
+#include "errata.h"
+#include "results.h"
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+enum report_format {
+	REPORT_TEXT,
+	REPORT_HTML,
+	REPORT_JUNIT,
+	REPORT_KCIDB,
+	REPORT_FORMAT_COUNT
+};
+
+const char *report_format_name(enum report_format f);
+/* REPORT_FORMAT_COUNT when name is not a format. */
+enum report_format report_format_from_name(const char *name);
+
+struct report_options {
+	const char *const *names;        /* names[i] for sets[i]; NULL: run ids */
+	const struct errata *errata;     /* known errata; NULL: none */
+	const struct result_set *base;   /* baseline: regressions fail; NULL: none */
+	const char *base_name;
+	const char *origin;              /* KCIDB origin, [a-z0-9_]+; NULL: "pmucanary" */
+	bool color;                      /* text: ANSI colours */
+	int width;                       /* text: columns; 0: 120 */
+};
+
+/* Renders sets in format f into out. Fails (-EINVAL) with no sets or a bad
+ * origin. opts may be NULL. */
+int report_render(enum report_format f, const struct result_set *const *sets, size_t n,
+		  const struct report_options *opts, GString *out);
+/* Renders and writes path atomically (temp file and rename). */
+int report_write(enum report_format f, const struct result_set *const *sets, size_t n,
+		 const struct report_options *opts, const char *path);
+
+/* What a CI gate needs: cells, harm no erratum explains, harm a known
+ * erratum explains, regressions against the baseline (not harm), INFRA. */
+struct report_summary {
+	unsigned int cells, harm, known, regressions, infra;
+};
+
+int report_summarize(const struct result_set *const *sets, size_t n,
+		     const struct report_options *opts, struct report_summary *out);
+
+/* Escaping, exposed for tests: HTML text/attributes (& < > " ' and invalid
+ * UTF-8) and XML 1.0 (the same, plus control characters XML cannot carry,
+ * written as "\xNN"). */
+void report_escape_html(GString *out, const char *s);
+void report_escape_xml(GString *out, const char *s);
+/* A KCIDB test path component: runs of characters outside [A-Za-z0-9_-]
+ * become one '_'; caller g_free()s. */
+char *report_kcidb_component(const char *s);
+
+#endif

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# CLI tests for `pmucanary matrix RESULT... [--html F] [--junit F] [--kcidb F]
+# [--errata F] [--baseline F]`.
+#
+# Exit codes: 0 no harm (or only harm that a known erratum explains),
+# 1 harm no erratum explains (or, with --baseline, a regression), 2 bad
+# input (unreadable, truncated or other-schema result file, no inputs, a
+# bad errata file: the message names file, line and key).
+# Also runs tests/html_check.sh (headless Chromium) for the HTML heatmap.
+# Needs $PMUCANARY_BIN and $PMUCANARY_TOP (tests/run-tests sets both).
+set -u
+top=${PMUCANARY_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+bin=${PMUCANARY_BIN:-$top/build/pmucanary}
+export PMUCANARY_TOP=$top PMUCANARY_BIN=$bin
+d=$top/tests/data/diff
+m=$top/tests/data/matrix
+errata=$top/scenarios/errata.ini
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0 n=0
+
+# expect RC PATTERN ARGS... : exit code RC and PATTERN (grep -E) in stdout+stderr.
+expect() {
+	local want=$1 pat=$2 out rc; shift 2
+	n=$((n + 1))
+	out=$("$bin" matrix "$@" 2>&1); rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		echo "FAIL: matrix $*: exit $rc, want $want"; echo "$out" | sed 's/^/    /'
+		fails=$((fails + 1)); return
+	fi
+	if [ -n "$pat" ] && ! grep -Eq -- "$pat" <<<"$out"; then
+		echo "FAIL: matrix $*: no /$pat/ in output"; echo "$out" | sed 's/^/    /'
+		fails=$((fails + 1)); return
+	fi
+	echo "ok: matrix $(echo "$*" | sed "s|$top/||g") -> $rc"
+}
+check() { # check DESCRIPTION COMMAND...
+	n=$((n + 1))
+	if "${@:2}"; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
+}
+
+# The 2012 story over three kernels: crash, EOPNOTSUPP, fix, in one matrix.
+expect 1 '^3\.6\.11  perf-3\.6  CRASH!     ok      ok           -                     INVAL             rej$' \
+	"$d/run-3.8.json" "$d/run-3.6.json" "$d/run-3.7.json"
+expect 1 '^3\.7\.0   perf-3\.6  NOSUP ' "$d/run-3.6.json" "$d/run-3.7.json"
+expect 0 '^0 harmful cells' "$d/run-3.7.json" "$d/run-3.8.json"
+# With the errata file the 2012 crash on Intel is a known erratum, not harm.
+expect 0 'known erratum intel-pebs-2012' --errata "$errata" "$d/run-3.6.json" "$d/run-3.8.json"
+expect 1 'HARM \(no known erratum explains it\)' --errata "$errata" "$d/run-3.8-harm.json"
+# Two CPU steppings and an AMD host: grouped by CPU signature.
+expect 1 '^cpu GenuineIntel 6/63/2:$' --errata "$errata" "$m/ivb-3.6.json" "$m/hsw-3.6.json" "$m/amd-3.6.json"
+expect 0 '2 known errata, 1 INFRA' --errata "$errata" "$m/ivb-3.6.json" "$m/hsw-3.6.json"
+expect 0 'limitation: accel is tcg: TCG cannot show' "$m/tcg-6.1.json"
+# No colour when stdout is not a terminal; --color=always forces it.
+n=$((n + 1))
+if "$bin" matrix "$m/amd-3.6.json" | grep -q $'\033'; then echo "FAIL: colour on a pipe"; fails=$((fails + 1))
+else echo "ok: no colour on a pipe"; fi
+expect 1 $'\033\\[1;31mCRASH!' --color=always "$m/amd-3.6.json"
+# A baseline turns regressions into failures (diff's contract).
+expect 1 '3\.7\.0 perf-3\.6 cycles:pp: OK -> EOPNOTSUPP \(ABI regressions\)' --baseline "$d/probe-3.6.json" "$d/probe-3.7.json"
+expect 1 '2 regressions against the baseline' --baseline "$d/probe-3.6.json" "$d/probe-3.7.json"
+expect 0 '0 regressions against the baseline' --baseline "$d/probe-3.7.json" "$d/probe-3.8.json"
+
+# Bad input: exit 2 and a message naming the problem.
+expect 2 'need at least one result file'
+expect 2 'pmucanary/2' "$d/run-3.6.json" "$d/schema-2.json"
+expect 2 'truncated\.json:[0-9]+:' "$d/truncated.json"
+expect 2 'no-such\.json' "$d/no-such.json"
+expect 2 'GUEST_EXPLODED' "$d/bad-outcome.json"
+printf '[erratum x]\nharm = GUEST_CRASH\nfamily = six\n' >"$tmp/bad.ini"
+expect 2 'bad\.ini:3: key .family.' --errata "$tmp/bad.ini" "$d/run-3.6.json"
+printf '[erratum x]\nharm = GUEST_CRASH\nstepping = 1\nwhatever = 1\n' >"$tmp/bad2.ini"
+expect 2 'bad2\.ini:4: key .whatever.: unknown key' --errata "$tmp/bad2.ini" "$d/run-3.6.json"
+expect 2 'nope\.ini' --errata "$tmp/nope.ini" "$d/run-3.6.json"
+expect 2 'origin' --kcidb "$tmp/k.json" --origin 'Not Valid' "$d/run-3.6.json"
+expect 2 '' --bogus "$d/run-3.6.json"
+expect 2 'cannot write' --junit "$tmp/no/dir/j.xml" "$d/run-3.6.json"
+
+# CI files.
+expect 0 '' --errata "$errata" --junit "$tmp/j.xml" --kcidb "$tmp/k.json" --html "$tmp/r.html" \
+	"$m/ivb-3.6.json" "$m/hsw-3.6.json" "$m/tcg-6.1.json"
+check "junit written" test -s "$tmp/j.xml"
+check "junit: known erratum is skipped, not failed" \
+	grep -q '<skipped message="known erratum intel-pebs-2012' "$tmp/j.xml"
+check "junit: INFRA is an error" grep -q '<error message="INFRA' "$tmp/j.xml"
+check "junit: totals" grep -q 'tests="10" failures="0" errors="1" skipped="2"' "$tmp/j.xml"
+if command -v xmllint >/dev/null; then
+	check "junit is well-formed (xmllint)" xmllint --noout "$tmp/j.xml"
+else
+	echo "note: no xmllint (libxml2-utils); test_report checks well-formedness with GMarkup"
+fi
+check "kcidb: version 5" grep -q '"major": 5' "$tmp/k.json"
+check "kcidb: tests" grep -q '"path": "pmucanary.perf-3_6.cycles.pp"' "$tmp/k.json"
+check "html written, self-contained" bash -c "grep -q '<style>' '$tmp/r.html' && ! grep -q 'src=\"http' '$tmp/r.html'"
+
+# The heatmap in a real browser.
+n=$((n + 1))
+if bash "$top/tests/html_check.sh" >"$tmp/html.log" 2>&1; then
+	echo "ok: html_check.sh ($(tail -1 "$tmp/html.log"))"
+	grep -q '^SKIP' "$tmp/html.log" && head -1 "$tmp/html.log"
+else
+	echo "FAIL: html_check.sh"; sed 's/^/    /' "$tmp/html.log"; fails=$((fails + 1))
+fi
+
+echo "$((n - fails)) of $n passed"
+[ $fails -eq 0 ]

@@ -1,0 +1,346 @@
+/* Tests for lib/report: the writer table, escaping (a spec or evidence with
+ * <script> must not inject), JUnit well-formedness and verdicts (harm,
+ * INFRA, known erratum, regression against a baseline), and the KCIDB v5
+ * required fields and id/path formats (kernelci/kcidb-io schema v05_00). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "errata.h"
+#include "log.h"
+#include "report.h"
+#include "results.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char top_dir[4096];
+
+static GPtrArray *load(const char *dir, ...)
+{
+	GPtrArray *sets = g_ptr_array_new_with_free_func((GDestroyNotify)result_set_free);
+	va_list ap;
+	const char *name;
+
+	va_start(ap, dir);
+	while ((name = va_arg(ap, const char *))) {
+		g_autofree char *path = g_strdup_printf("%s/tests/data/%s/%s.json", top_dir, dir,
+							name);
+		struct result_set *set = NULL;
+
+		if (results_read_json(path, &set) < 0)
+			fail_msg("%s: %s", path, pc_errmsg());
+		g_ptr_array_add(sets, set);
+	}
+	va_end(ap);
+	return sets;
+}
+
+static char *render(enum report_format f, GPtrArray *sets, const struct report_options *o)
+{
+	GString *out = g_string_new(NULL);
+
+	if (report_render(f, (const struct result_set *const *)sets->pdata, sets->len, o, out) < 0)
+		fail_msg("render %s: %s", report_format_name(f), pc_errmsg());
+	return g_string_free(out, FALSE);
+}
+
+static unsigned int count(const char *hay, const char *needle)
+{
+	unsigned int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void test_table(void **state)
+{
+	for (int f = 0; f < REPORT_FORMAT_COUNT; f++)
+		assert_int_equal(report_format_from_name(report_format_name(f)), f);
+	assert_int_equal(report_format_from_name("pdf"), REPORT_FORMAT_COUNT);
+	assert_string_equal(report_format_name(REPORT_KCIDB), "kcidb");
+}
+
+static void test_escape(void **state)
+{
+	g_autoptr(GString) h = g_string_new(NULL);
+	g_autoptr(GString) x = g_string_new(NULL);
+	g_autofree char *c1 = report_kcidb_component("msr/tsc/");
+	g_autofree char *c2 = report_kcidb_component("perf-3.6");
+	g_autofree char *c3 = report_kcidb_component("::");
+
+	report_escape_html(h, "<script>\"a\" & 'b'</script>\001\xff");
+	assert_string_equal(h->str, "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;"
+				    "&#xfffd;\xef\xbf\xbd");
+	report_escape_xml(x, "a\001b\tc\n");
+	assert_string_equal(x->str, "a\\x01b\tc\n");
+	assert_string_equal(c1, "msr_tsc_");
+	assert_string_equal(c2, "perf-3_6");
+	assert_string_equal(c3, "_");
+}
+
+/* Nothing from the inputs may become markup: the only <script> is ours and
+ * every hostile string appears escaped. */
+static void test_html_no_injection(void **state)
+{
+	g_autoptr(GPtrArray) sets = load("matrix", "xss", "tcg-6.1", NULL);
+	g_autofree char *html = render(REPORT_HTML, sets, NULL);
+
+	assert_int_equal(count(html, "<script"), 1);
+	assert_int_equal(count(html, "</script>"), 1);
+	assert_null(strstr(html, "<img"));
+	assert_null(strstr(html, "<b>evil"));
+	assert_null(strstr(html, "<i>6.1"));
+	assert_null(strstr(html, "alert(1)</"));
+	assert_non_null(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+	assert_non_null(strstr(html, "&lt;img src=x onerror=alert(3)&gt;"));
+	assert_non_null(strstr(html, "cpu-clock:u&quot;&gt;&lt;script&gt;alert(4)"));
+	assert_non_null(strstr(html, "limitation with &lt;script&gt;alert(5)"));
+	/* Limitations of every input are on the page. */
+	assert_non_null(strstr(html, "limitation: " RESULTS_LIMIT_TCG));
+	/* Cells carry their class and harm kind. */
+	assert_non_null(strstr(html, "class=\"cell v-harm c-harm o-GUEST_CRASH\""));
+	assert_non_null(strstr(html, "class=\"cell v-rejected c-errno o-EINVAL\""));
+	assert_non_null(strstr(html, "k/n 1/3"));
+	assert_null(strstr(html, "http"));  /* self-contained: nothing to fetch */
+}
+
+/* A well-formedness check with GLib's XML parser. */
+static void xml_check(const char *xml)
+{
+	g_autoptr(GError) err = NULL;
+	static const GMarkupParser parser = { 0 };
+	GMarkupParseContext *ctx = g_markup_parse_context_new(&parser, 0, NULL, NULL);
+	const char *body = strstr(xml, "?>");
+	gboolean ok;
+
+	assert_non_null(body);
+	ok = g_markup_parse_context_parse(ctx, body + 2, -1, &err) &&
+	     g_markup_parse_context_end_parse(ctx, &err);
+	g_markup_parse_context_free(ctx);
+	if (!ok)
+		fail_msg("not well-formed XML: %s", err->message);
+}
+
+static void test_junit(void **state)
+{
+	g_autofree char *path = g_strdup_printf("%s/scenarios/errata.ini", top_dir);
+	g_autoptr(errata_set) e = NULL;
+	g_autoptr(GPtrArray) sets = load("matrix", "ivb-3.6", "hsw-3.6", "amd-3.6", "xss", NULL);
+	struct report_options o = { 0 };
+	g_autofree char *plain = NULL, *known = NULL;
+
+	plain = render(REPORT_JUNIT, sets, NULL);
+	xml_check(plain);
+	assert_non_null(strstr(plain, "<testsuites name=\"pmucanary\" tests=\"10\" failures=\"4\" "
+				      "errors=\"1\" skipped=\"0\">"));
+	assert_non_null(strstr(plain, "<testcase classname=\"3.6.11.perf-3.6\" name=\"cycles:pp\""));
+	assert_non_null(strstr(plain, "<failure message=\"GUEST_CRASH 3/3\" type=\"GUEST_CRASH\">"));
+	assert_non_null(strstr(plain, "<error message=\"INFRA: could not test\" type=\"INFRA\">"));
+	assert_null(strstr(plain, "<script"));
+
+	assert_int_equal(errata_load(path, &e), 0);
+	o.errata = e;
+	known = render(REPORT_JUNIT, sets, &o);
+	xml_check(known);
+	assert_non_null(strstr(known, "tests=\"10\" failures=\"2\" errors=\"1\" skipped=\"2\">"));
+	assert_non_null(strstr(known, "<skipped message=\"known erratum intel-pebs-2012: "
+				      "GUEST_CRASH 3/3"));
+	/* The limitation lines go with each suite. */
+	{
+		g_autoptr(GPtrArray) tcg = load("matrix", "tcg-6.1", NULL);
+		g_autofree char *t = render(REPORT_JUNIT, tcg, NULL);
+
+		xml_check(t);
+		assert_non_null(strstr(t, "<property name=\"limitation\" value=\"accel is tcg:"));
+		assert_non_null(strstr(t, "tests=\"4\" failures=\"0\" errors=\"0\""));
+	}
+}
+
+/* diff's variant: against a baseline, an ABI regression fails. */
+static void test_junit_baseline(void **state)
+{
+	g_autoptr(GPtrArray) base = load("diff", "probe-3.6", NULL);
+	g_autoptr(GPtrArray) new = load("diff", "probe-3.7", NULL);
+	struct report_options o = { .base = base->pdata[0], .base_name = "probe-3.6.json" };
+	g_autofree char *xml = render(REPORT_JUNIT, new, &o);
+	struct report_summary sum;
+
+	xml_check(xml);
+	assert_int_equal(count(xml, "<failure message=\"regression against the baseline "
+				    "(ABI regressions): OK -&gt; EOPNOTSUPP\" type=\"abi_regression\">"),
+			 2);
+	assert_int_equal(report_summarize((const struct result_set *const *)new->pdata, 1, &o,
+					  &sum), 0);
+	assert_int_equal(sum.regressions, 2);
+	assert_int_equal(sum.harm, 0);
+}
+
+static void need_str(json_t *o, const char *key, const char *pattern, const char *what)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_string(v))
+		fail_msg("%s: required \"%s\" missing or not a string", what, key);
+	if (pattern && !g_regex_match_simple(pattern, json_string_value(v), 0, 0))
+		fail_msg("%s: \"%s\" = '%s' does not match %s", what, key, json_string_value(v),
+			 pattern);
+}
+
+static void no_nulls(json_t *v)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	assert_false(json_is_null(v));
+	if (json_is_object(v))
+		json_object_foreach(v, k, x) no_nulls(x);
+	if (json_is_array(v))
+		json_array_foreach(v, i, x) no_nulls(x);
+}
+
+#define ORIGIN_ID "^[a-z0-9_]+:.*$"
+
+static void test_kcidb(void **state)
+{
+	g_autofree char *path = g_strdup_printf("%s/scenarios/errata.ini", top_dir);
+	g_autoptr(errata_set) e = NULL;
+	g_autoptr(GPtrArray) sets = load("matrix", "ivb-3.6", "hsw-3.6", "tcg-6.1", "xss", NULL);
+	struct report_options o = { 0 };
+	g_autofree char *text = NULL;
+	json_t *root, *tests, *t;
+	json_error_t jerr;
+	size_t i;
+	GHashTable *build_ids = g_hash_table_new(g_str_hash, g_str_equal);
+	GHashTable *checkout_ids = g_hash_table_new(g_str_hash, g_str_equal);
+	unsigned int status[6] = { 0 }, waived = 0;
+	static const char *const statuses[] = { "FAIL", "ERROR", "MISS", "PASS", "DONE", "SKIP" };
+
+	assert_int_equal(errata_load(path, &e), 0);
+	o.errata = e;
+	text = render(REPORT_KCIDB, sets, &o);
+	root = json_loads(text, 0, &jerr);
+	assert_non_null(root);
+	no_nulls(root);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(root, "version"),
+							    "major")), 5);
+	assert_true(json_is_integer(json_object_get(json_object_get(root, "version"), "minor")));
+
+	json_array_foreach(json_object_get(root, "checkouts"), i, t) {
+		need_str(t, "id", ORIGIN_ID, "checkout");
+		need_str(t, "origin", "^[a-z0-9_]+$", "checkout");
+		g_hash_table_add(checkout_ids, (char *)json_string_value(json_object_get(t, "id")));
+	}
+	assert_int_equal(g_hash_table_size(checkout_ids), 3);
+	json_array_foreach(json_object_get(root, "builds"), i, t) {
+		need_str(t, "id", ORIGIN_ID, "build");
+		need_str(t, "origin", "^[a-z0-9_]+$", "build");
+		need_str(t, "checkout_id", ORIGIN_ID, "build");
+		assert_true(g_hash_table_contains(checkout_ids,
+			json_string_value(json_object_get(t, "checkout_id"))));
+		g_hash_table_add(build_ids, (char *)json_string_value(json_object_get(t, "id")));
+	}
+	assert_int_equal(g_hash_table_size(build_ids), 4);
+	tests = json_object_get(root, "tests");
+	assert_int_equal(json_array_size(tests), 12);
+	json_array_foreach(tests, i, t) {
+		const char *st;
+		json_t *excerpt = json_object_get(t, "log_excerpt");
+
+		need_str(t, "id", ORIGIN_ID, "test");
+		need_str(t, "origin", "^[a-z0-9_]+$", "test");
+		need_str(t, "build_id", ORIGIN_ID, "test");
+		need_str(t, "path", "^([a-zA-Z0-9_-]+(\\.[a-zA-Z0-9_-]+)*)?$", "test");
+		need_str(t, "status", "^(FAIL|ERROR|MISS|PASS|DONE|SKIP)$", "test");
+		assert_true(g_hash_table_contains(build_ids,
+			json_string_value(json_object_get(t, "build_id"))));
+		assert_true(!excerpt || strlen(json_string_value(excerpt)) <= 16384);
+		st = json_string_value(json_object_get(t, "status"));
+		for (int s = 0; s < 6; s++)
+			status[s] += !strcmp(st, statuses[s]);
+		waived += json_is_true(json_object_get(t, "waived"));
+	}
+	/* ivb+hsw: 2 known errata (FAIL, waived), INFRA -> ERROR; xss: 1 harm;
+	 * tcg: cycles:S rejected -> SKIP. */
+	assert_int_equal(status[0], 3);
+	assert_int_equal(waived, 2);
+	assert_int_equal(status[1], 1);
+	assert_int_equal(status[5], 1);
+	assert_int_equal(status[3], 7);
+
+	t = json_array_get(tests, 0);
+	assert_string_equal(json_string_value(json_object_get(t, "path")),
+			    "pmucanary.perf-3_6.cycles.pp");
+	assert_string_equal(json_string_value(json_object_get(t, "id")),
+			    "pmucanary:ivb-3.6:perf-3.6:cycles:pp");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(t, "misc"),
+							      "known_erratum")),
+			    "intel-pebs-2012");
+	json_decref(root);
+	g_hash_table_unref(build_ids);
+	g_hash_table_unref(checkout_ids);
+
+	/* The origin must be a KCIDB origin name. */
+	{
+		struct report_options bad = { .origin = "Bad-Origin" };
+		g_autoptr(GString) out = g_string_new(NULL);
+
+		assert_int_equal(report_render(REPORT_KCIDB,
+					       (const struct result_set *const *)sets->pdata,
+					       sets->len, &bad, out), -EINVAL);
+		assert_non_null(strstr(pc_errmsg(), "Bad-Origin"));
+	}
+}
+
+static void test_write(void **state)
+{
+	g_autoptr(GPtrArray) sets = load("diff", "run-3.6", NULL);
+	g_autofree char *dir = g_dir_make_tmp("report-XXXXXX", NULL);
+	g_autofree char *path = g_build_filename(dir, "junit.xml", NULL);
+	g_autofree char *bad = g_build_filename(dir, "no/such/dir/junit.xml", NULL);
+	g_autofree char *text = NULL;
+
+	assert_int_equal(report_write(REPORT_JUNIT, (const struct result_set *const *)sets->pdata,
+				      1, NULL, path), 0);
+	assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	xml_check(text);
+	assert_int_equal(report_write(REPORT_JUNIT, (const struct result_set *const *)sets->pdata,
+				      1, NULL, bad), -EIO);
+	assert_non_null(strstr(pc_errmsg(), "no/such/dir"));
+	assert_int_equal(report_write(REPORT_HTML, NULL, 0, NULL, path), -EINVAL);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const char *top = getenv("PMUCANARY_TOP");
+
+	if (top) {
+		snprintf(top_dir, sizeof(top_dir), "%s", top);
+	} else {
+		char exe[4096];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		g_autofree char *d = g_path_get_dirname(exe);
+		snprintf(top_dir, sizeof(top_dir), "%s/../..", d);
+	}
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_html_no_injection),
+		cmocka_unit_test(test_junit),
+		cmocka_unit_test(test_junit_baseline),
+		cmocka_unit_test(test_kcidb),
+		cmocka_unit_test(test_write),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
