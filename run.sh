@@ -11,6 +11,9 @@ PACKAGES=(build-essential pkg-config qemu-system-x86 qemu-utils
 	libvirt-daemon-system libvirt-clients libvirt-dev libcmocka-dev
 	libglib2.0-dev libjansson-dev libarchive-dev linux-image-amd64
 	linux-perf)
+# Only the test suite needs these: jq for the CLI suites, xmllint for the
+# JUnit check, Chromium to look at the HTML report.
+TEST_PACKAGES=(jq libxml2-utils chromium python3)
 
 say() { [ -n "${CI:-}" ] || [ -t 1 ] && echo "run.sh: $*"; true; }
 
@@ -57,6 +60,7 @@ case "${1:-}" in
 setup)
 	setup ;;
 check)
+	PACKAGES+=("${TEST_PACKAGES[@]}")
 	setup
 	make check
 	make check SANITIZE=1 ;;
