@@ -13,16 +13,19 @@
 #include <string.h>
 
 /* How a release's modifier parser behaves (tools/perf/util/parse-events.c).
- * Every release read (3.0-era, 3.6, the 3.8-3.10-era get_event_modifier(),
- * 6.1, today) starts the exclude bits from zero and assigns all of them, so
- * any modifier string replaces event_attr_init()'s defaults. */
+ * Every release read (3.0-era, 3.6, the 3.8-3.10-era, 3.1x-era, 4.8 and 5.2
+ * get_event_modifier(), 6.1, today's parse_events__modifier_list()) starts
+ * an event's exclude bits from zero and assigns all of them, so any modifier
+ * string replaces event_attr_init()'s defaults (only group modifiers start
+ * from the events' bits; groups are not modelled). */
 enum {
 	/* G and H exist (exclude_host/exclude_guest, 3.2). */
 	MOD_GH = 1u << 0,
 	/* 'p' sets exclude_guest unless G/H was given (1342798cc13e, 3.7). */
 	MOD_P_SETS_EG = 1u << 1,
-	/* 'u' sets exclude_guest unless G/H was given (Jin Yao 2020,
-	 * "perf parse-events: Set exclude_guest for user-space counting"). */
+	/* 'u' sets exclude_guest unless G/H was given (943b69ac1884, Jin Yao,
+	 * "perf parse-events: Set exclude_guest=1 for user-space counting",
+	 * merged for 5.9 through perf-tools-fixes-for-v5.9). */
 	MOD_U_SETS_EG = 1u << 2,
 	/* check_modifier(): every letter but 'p' at most once, and at most
 	 * strlen("ukhGHppp" + the other letters) characters. */
@@ -51,6 +54,16 @@ enum {
 	/* EINVAL: retry without PERF_FLAG_FD_CLOEXEC; the attr is unchanged
 	 * (observed in perf 6.1 between the LOST and exclude_guest steps). */
 	FB_CLOEXEC = 1u << 5,
+	/* EINVAL: kernel features are probed with a software event
+	 * (evsel__detect_missing_features() since 3b193a57baf1, 6.13) instead
+	 * of being guessed from the failing event, and the :P walk comes after
+	 * that probe. Modelled as one retry without PERF_FORMAT_LOST (what a
+	 * pre-5.19 kernel lacks); cloexec, exclude_guest/host and sample_id_all
+	 * are only cleared on kernels older than 3.14/3.12, not modelled. */
+	FB_PROBED_FEATURES = 1u << 6,
+	/* EACCES -> exclude_kernel is skipped when the event excludes user
+	 * ("If event has exclude user then don't exclude kernel", evsel.c). */
+	FB_EACCES_UNLESS_USER = 1u << 7,
 };
 
 enum {
@@ -62,6 +75,9 @@ enum {
 enum record_style {
 	RECORD_NONE,   /* raw: nothing */
 	RECORD_V3,     /* 3.x: main event is the tracking event */
+	/* 4.x .. 5.x: as RECORD_V61 without PERF_FORMAT_LOST, which perf only
+	 * asks for since 6.0 (kernel 5.19). UNVERIFIED beyond that difference. */
+	RECORD_V4,
 	RECORD_V61,    /* 6.1: dummy tracking event, main event samples only */
 };
 
@@ -80,7 +96,10 @@ struct profile {
 };
 
 /* The binary axis, oldest first. "Verified" names the source read for an
- * entry; everything else is marked unverified (see also the report). */
+ * entry (repo@commit, or the lore/linux-next mail a commit was merged by);
+ * everything else is marked UNVERIFIED. One profile per release where the
+ * modifier encoding, the accepted letters or the default exclude bits
+ * changed. */
 static const struct profile profiles[] = {
 	{
 		/* perf 3.0-3.1: the hand-written parse_event_modifier() of
@@ -90,7 +109,8 @@ static const struct profile profiles[] = {
 		 * default, no "precise > 3" check (the count wraps in the 2-bit
 		 * field), unknown letters end the modifier and fail the event.
 		 * UNVERIFIED: attr size (assumed sizeof = VER1) and the
-		 * record/stat members (assumed as 3.6). */
+		 * record/stat members (assumed as 3.6); no 3.0/3.1 tree was
+		 * found in the index to settle them. */
 		.name = "perf-3.1",
 		.releases = "perf 3.0 .. 3.1 (no G/H modifiers)",
 		.first = 300, .last = 301,
@@ -110,9 +130,11 @@ static const struct profile profiles[] = {
 		 * precise > 3 is -EINVAL; repeats allowed. util/evsel.c
 		 * perf_evsel__config(); builtin-record.c perf_record__open()
 		 * fallbacks: EINVAL + exclude_guest/host -> clear both, EINVAL ->
-		 * no sample_id_all, ENOENT/ENXIO + hw cycles -> cpu-clock. 3.2-3.5
-		 * assumed identical (G/H and event_attr_init arrived in 3.2):
-		 * UNVERIFIED for 3.2-3.5. */
+		 * no sample_id_all, ENOENT/ENXIO + hw cycles -> cpu-clock. Every
+		 * util.c of this era in the index (3.3-3.6 shapes) has perf_guest
+		 * = false. UNVERIFIED: 3.2-3.5 assumed identical, and whether G/H
+		 * and event_attr_init() arrived in 3.2 or 3.3 (the kernel bits
+		 * are 3.2; the tool side may be 3.3, then 3.2 would be perf-3.1). */
 		.name = "perf-3.6",
 		.releases = "perf 3.2 .. 3.6 (before 1342798cc13e)",
 		.first = 302, .last = 306,
@@ -125,12 +147,17 @@ static const struct profile profiles[] = {
 		.record = RECORD_V3,
 	},
 	{
-		/* perf 3.7 .. 4.x: 1342798cc13e, 'p' sets exclude_guest unless
-		 * G/H given ("use of precise requires exclude_guest", still in
-		 * parse-events.c @v6.1 and observed in Debian's 6.1 binary).
-		 * Size VER3 (sample_regs_user/stack_user, 3.7). Repeats allowed
-		 * as in 3.6 (check_modifier() not yet there). UNVERIFIED against
-		 * a 3.7 tree: 3.6 source plus the commit's described change. */
+		/* perf 3.7: 1342798cc13e, 'p' sets exclude_guest unless G/H was
+		 * given. The rule itself is verified in the 3.8-3.10-era
+		 * get_event_modifier() (same "use of precise requires
+		 * exclude_guest" branch, code index) and by the commit that
+		 * removed it in 6.13 (88bc63d00eb6, "I found the commit
+		 * 1342798cc13e set the exclude_guest for precise_ip in the
+		 * tool", lkml 2024-09-05). Size VER3 (sample_regs_user/
+		 * stack_user, 3.7). UNVERIFIED: no 3.7 tree is in the index (the
+		 * parse_events_modifier() copies found all predate the commit),
+		 * so the 3.7 parser (repeats allowed, no check_modifier()) and
+		 * builtin-record.c fallbacks are 3.6's plus the commit. */
 		.name = "perf-3.7",
 		.releases = "perf 3.7 (1342798cc13e: p sets exclude_guest)",
 		.first = 307, .last = 307,
@@ -143,17 +170,18 @@ static const struct profile profiles[] = {
 		.record = RECORD_V3,
 	},
 	{
-		/* perf 3.8 .. 3.12: get_event_modifier() + check_modifier()
+		/* perf 3.8 .. 3.11: get_event_modifier() + check_modifier()
 		 * ("ukhGHppp": no letter but p twice, at most 8 characters),
-		 * 'p' still sets exclude_guest. Read in a 3.8-3.10-era
-		 * util/parse-events.c found through the code index (it has
-		 * group modifiers and nr_groups, no S letter); the exact release
-		 * check_modifier() arrived in (assumed 3.8, with the event group
-		 * syntax) is UNVERIFIED, as are the record/stat members (as 3.6)
-		 * and the size (VER3 until sample_regs_intr in 3.19). */
+		 * 'p' still sets exclude_guest: the kernel's 20b279ddb38c was
+		 * reverted, the tool's 1342798cc13e was not (it stayed until
+		 * 6.13). Verified in a 3.8-3.10-era util/parse-events.c (code
+		 * index: group modifiers, list_for_each_entry, no S letter).
+		 * UNVERIFIED: check_modifier() arriving exactly in 3.8 (with the
+		 * group syntax), S arriving in 3.12, record/stat members (as
+		 * 3.6). */
 		.name = "perf-3.8",
-		.releases = "perf 3.8 .. 3.12 (repeated modifier letters rejected)",
-		.first = 308, .last = 312,
+		.releases = "perf 3.8 .. 3.11 (repeated modifier letters rejected)",
+		.first = 308, .last = 311,
 		.letters = "ukhpGH",
 		.mods = MOD_GH | MOD_P_SETS_EG | MOD_NO_REPEAT,
 		.defaults = DEF_EXCLUDE_GUEST,
@@ -163,13 +191,57 @@ static const struct profile profiles[] = {
 		.record = RECORD_V3,
 	},
 	{
-		/* perf 4.x .. 5.9: letters ukhpPGHSDIW, check_modifier() rejects
-		 * repeated letters other than p, P (precise_max) fallback walks
-		 * precise_ip down. Size VER5 (aux_watermark, 4.1). UNVERIFIED:
-		 * letter arrival releases from memory, not from a tree. */
+		/* perf 3.12 .. 4.0: S (sample_read) and D (pinned) exist,
+		 * check_modifier("ukhGHpppSD"). Letter set verified in a
+		 * 3.1x-era util/parse-events.c (code index: __evlist__for_each,
+		 * perf_pmu_events_list, no I/P). End verified: 'I' arrived in
+		 * 4.1 (a1e12da4796a, tag perf-core-for-mingo 2015-04-08, merged
+		 * for 4.1). UNVERIFIED: S and D both from 3.12 (D may be later,
+		 * then 3.12.. rejects :D), the cloexec retry (3.16?) left out,
+		 * size VER3 (3.19 and 4.0 pass VER4), record members as 3.6. */
+		.name = "perf-3.12",
+		.releases = "perf 3.12 .. 4.0 (S, D letters)",
+		.first = 312, .last = 400,
+		.letters = "ukhpGHSD",
+		.mods = MOD_GH | MOD_P_SETS_EG | MOD_NO_REPEAT,
+		.defaults = DEF_EXCLUDE_GUEST,
+		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_SAMPLE_ID_ALL | FB_MISSING_EXCLUDE_GH,
+		.cycles_errs = ERRS_ENOENT_ENXIO,
+		.attr_size = PERF_ATTR_SIZE_VER3,
+		.record = RECORD_V3,
+	},
+	{
+		/* perf 4.1 .. 4.14: I (exclude_idle) and P (precise_max) exist,
+		 * no W. Verified @4.8 (WindRiver-Labs/kernel-4.8.x 0731b7fa,
+		 * util/parse-events.c get_event_modifier() letters
+		 * ukhGHpIPSD, check_modifier("ukhGHpppPSDI"), 'p' sets
+		 * exclude_guest unless G/H). I from 4.1 verified (above).
+		 * UNVERIFIED: P from 4.1 (may be 4.4), W from 4.15, size VER5
+		 * (aux_watermark, 4.1), record members and fallbacks taken from
+		 * the 4.19-era entry (cloexec, :P walk, ENODEV). */
+		.name = "perf-4.8",
+		.releases = "perf 4.1 .. 4.14 (I, P letters; no W)",
+		.first = 401, .last = 414,
+		.letters = "ukhpPGHSDI",
+		.mods = MOD_GH | MOD_P_SETS_EG | MOD_NO_REPEAT,
+		.defaults = DEF_EXCLUDE_GUEST,
+		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_SAMPLE_ID_ALL | FB_MISSING_EXCLUDE_GH |
+			     FB_PRECISE_MAX | FB_CLOEXEC,
+		.cycles_errs = ERRS_ENOENT_ENXIO_ENODEV,
+		.attr_size = PERF_ATTR_SIZE_VER5,
+		.record = RECORD_V4,
+	},
+	{
+		/* perf 4.15 .. 5.8: W (weak group) added; 'u' does not set
+		 * exclude_guest yet. Verified @5.2 (WindRiver-Labs/
+		 * linux-yocto-5.2 05d1e5e6, util/parse-events.c
+		 * check_modifier("ukhGHpppPSDIW")). End verified: 'u' sets
+		 * exclude_guest from 5.9 (below). UNVERIFIED: W from 4.15, size
+		 * VER5 (5.5 .. 5.8 pass VER6), record members (no
+		 * PERF_FORMAT_LOST before 6.0; the rest as 6.1). */
 		.name = "perf-4.19",
-		.releases = "perf 3.13 .. 5.9 (S/I/P/D/W letters, no repeats)",
-		.first = 313, .last = 509,
+		.releases = "perf 4.15 .. 5.8 (W letter, u leaves exclude_guest clear)",
+		.first = 415, .last = 508,
 		.letters = "ukhpPGHSDIW",
 		.mods = MOD_GH | MOD_P_SETS_EG | MOD_NO_REPEAT,
 		.defaults = DEF_EXCLUDE_GUEST,
@@ -177,16 +249,40 @@ static const struct profile profiles[] = {
 			     FB_PRECISE_MAX | FB_CLOEXEC,
 		.cycles_errs = ERRS_ENOENT_ENXIO_ENODEV,
 		.attr_size = PERF_ATTR_SIZE_VER5,
-		.record = RECORD_V61,
+		.record = RECORD_V4,
+	},
+	{
+		/* perf 5.9: 'u' sets exclude_guest unless G/H (943b69ac1884,
+		 * Jin Yao, in tags/perf-tools-fixes-for-v5.9-2020-09-01, so in
+		 * 5.9 itself), before 'e' (0997a2662fa3, in the "perf tools
+		 * changes for v5.10" pull, lkml 2020-10-15). Letters as 5.2.
+		 * Size VER6 (aux_sample_size, 5.5). UNVERIFIED: record members
+		 * (as perf-4.19). */
+		.name = "perf-5.9",
+		.releases = "perf 5.9 (943b69ac1884: u sets exclude_guest; no e/b)",
+		.first = 509, .last = 509,
+		.letters = "ukhpPGHSDIW",
+		.mods = MOD_GH | MOD_P_SETS_EG | MOD_U_SETS_EG | MOD_NO_REPEAT,
+		.defaults = DEF_EXCLUDE_GUEST,
+		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_SAMPLE_ID_ALL | FB_MISSING_EXCLUDE_GH |
+			     FB_PRECISE_MAX | FB_CLOEXEC,
+		.cycles_errs = ERRS_ENOENT_ENXIO_ENODEV,
+		.attr_size = PERF_ATTR_SIZE_VER6,
+		.record = RECORD_V4,
 	},
 	{
 		/* Debian 12's perf 6.1. Verified by running /usr/bin/perf
 		 * 6.1.187 (`perf stat -vv -a`, `perf record -vv -a -g`) for every
 		 * letter and combinations: default exclude_guest=1; 'u' and 'p'
-		 * set exclude_guest unless G/H (Jin Yao 2020, "perf parse-events:
-		 * Set exclude_guest for user-space counting", 5.10); 'k'/'h'
+		 * set exclude_guest unless G/H (943b69ac1884, 5.9); 'k'/'h'
 		 * alone clear it; repeated letters and pppp rejected; size 128
-		 * (VER7); :P gives precise_ip=3 in record; :S adds SAMPLE_READ. */
+		 * (VER7); :P gives precise_ip=3 in record; :S adds SAMPLE_READ.
+		 * The 6.10 modifier rewrite (Ian Rogers, parse_events__modifier_
+		 * list(), lkml 2024-04) applies 'p' before G/H but gives the same
+		 * bits (order-independent), only better error messages.
+		 * UNVERIFIED for the rest of the range: 'b' (bperf, ~5.13) is
+		 * accepted from 5.10 here; 5.10 .. 5.19 ask no PERF_FORMAT_LOST
+		 * and pass size 120; 6.3 .. 6.12 pass 136 (config3). */
 		.name = "perf-6.1",
 		.releases = "perf 5.10 .. 6.12 (Debian 12 perf 6.1)",
 		.first = 510, .last = 612,
@@ -200,23 +296,34 @@ static const struct profile profiles[] = {
 		.record = RECORD_V61,
 	},
 	{
-		/* Today's perf (6.13+, Namhyung Kim's exclude_GH_default series,
-		 * and dcbe6e51a0bb). Verified in parse-events.c
-		 * parse_events__modifier_list() (torvalds/linux as stored):
-		 * exclude_GH_default is false outside perf kvm, so neither the
-		 * default nor 'u'/'p' set exclude_guest; combined precise > 3 is
-		 * an error. evsel__fallback() then retries EOPNOTSUPP with
-		 * exclude_guest set (series v4 "handle EOPNOTSUPP error in
-		 * compatible way"): fallback detail from the thread, UNVERIFIED
-		 * in evsel.c. Size VER8 (config3, 6.3). Repeat check assumed
-		 * kept (UNVERIFIED). */
+		/* Today's perf: Namhyung Kim's series bb6e7cb11d97 ("Add
+		 * fallback for exclude_guest"), 35c8d21371e9 ("Don't set
+		 * attr.exclude_guest by default"), 88bc63d00eb6 ("Do not set
+		 * exclude_guest for precise_ip"), 3b193a57baf1 ("Detect missing
+		 * kernel features properly"), in linux-next 2024-10-24 among the
+		 * for-6.13 branches, so 6.13; dcbe6e51a0bb (6.17, in 6.15/6.16
+		 * stable) only moves exclude_GH_default, false outside perf kvm.
+		 * Verified in util/parse-events.c parse_events__modifier_list()
+		 * (post-dcbe6e51a0bb copy in the code index): no default and no
+		 * letter sets exclude_guest, G/H as before, combined precise > 3
+		 * is an error; util/util.c event_attr_init() returns before the
+		 * exclude bits when !exclude_GH_default; util/evsel.c (a
+		 * 6.14+ copy with hwmon/tool PMUs): evsel__fallback() keeps
+		 * cycles -> cpu-clock on ENOENT/ENXIO/ENODEV, EACCES ->
+		 * exclude_kernel unless exclude_user, and adds EOPNOTSUPP ->
+		 * exclude_guest unless already set or G/H given; EINVAL only
+		 * retries for features a software-event probe finds missing,
+		 * then the :P walk. Size VER8 (config3, 6.3). UNVERIFIED: R/X
+		 * letters' arrival (present in that copy; X is 035c17893082, a
+		 * 2025 commit, so 6.13 .. ~6.17 really reject :X), perf stat's
+		 * EOPNOTSUPP path, pmu/ev/:mods rejection. */
 		.name = "perf-modern",
 		.releases = "perf 6.13 .. today (no default exclude_guest, EOPNOTSUPP retry)",
 		.first = 613, .last = 9999,
 		.letters = "ukhpPGHSDIWebRX",
 		.mods = MOD_GH | MOD_NO_REPEAT | MOD_NO_SYSFS_COLON,
-		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_EXCLUDE_GH | FB_PRECISE_MAX |
-			     FB_EOPNOTSUPP_SET_EG | FB_MISSING_SAMPLE_ID_ALL | FB_CLOEXEC,
+		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_PRECISE_MAX | FB_EOPNOTSUPP_SET_EG |
+			     FB_PROBED_FEATURES | FB_EACCES_UNLESS_USER,
 		.cycles_errs = ERRS_ENOENT_ENXIO_ENODEV,
 		.attr_size = 136 /* PERF_ATTR_SIZE_VER8 */,
 		.record = RECORD_V61,
@@ -397,8 +504,9 @@ static void mode_apply(const struct profile *p, enum profile_mode mode,
 		 * marks counters disabled and inherited. */
 		attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 		attr->inherit = 1;
-		if (p->record == RECORD_V61) {
-			/* Observed from Debian's perf 6.1 stat -a. */
+		if (p->record >= RECORD_V4) {
+			/* Observed from Debian's perf 6.1 stat -a (4.x/5.x
+			 * assumed the same, UNVERIFIED). */
 			attr->disabled = 1;
 			attr->sample_type = PERF_SAMPLE_IDENTIFIER;
 		}
@@ -416,13 +524,15 @@ static void mode_apply(const struct profile *p, enum profile_mode mode,
 	attr->sample_id_all = 1;
 	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-	if (p->record == RECORD_V61) {
+	if (x->sample_read) /* :S (3.12+) */
+		attr->sample_type |= PERF_SAMPLE_READ;
+	if (x->precise_max) /* :P (4.x+): the walk down starts at 3 */
+		attr->precise_ip = 3;
+	if (p->record >= RECORD_V4) {
 		attr->sample_type |= PERF_SAMPLE_IDENTIFIER;
-		attr->read_format = PERF_FORMAT_ID | (1u << 4) /* PERF_FORMAT_LOST */;
-		if (x->precise_max)
-			attr->precise_ip = 3;
-		if (x->sample_read)
-			attr->sample_type |= PERF_SAMPLE_READ;
+		attr->read_format = PERF_FORMAT_ID;
+		if (p->record == RECORD_V61)
+			attr->read_format |= 1u << 4 /* PERF_FORMAT_LOST */;
 	} else {
 		/* perf_evsel__config() @3.6: the first counter tracks. */
 		attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
@@ -557,42 +667,48 @@ int profile_fallback_begin(const struct profile *p, const struct pmu_set *pmus, 
 
 #define WHY(s) do { if (why) *why = (s); } while (0)
 
+/* The :P walk (evsel__precise_ip_fallback()): 3..0 on any error, then
+ * restore and let one other fallback act; the next failure walks again
+ * from the top (observed in perf 6.1 -vv). */
+static bool precise_walk(struct profile_fallback_state *st, struct perf_event_attr *attr,
+			 const char **why)
+{
+	if (!st->precise_start)
+		st->precise_start = attr->precise_ip;
+	if (attr->precise_ip) {
+		attr->precise_ip--;
+		WHY("P: decrease precise_ip by one");
+		return true;
+	}
+	attr->precise_ip = st->precise_start;
+	return false;
+}
+
 /* Order follows the release: __evsel__open() walks precise_ip down for :P
  * on any error, then (EINVAL only) detects one missing kernel feature per
  * retry; only when the open finally fails does the builtin try
  * evsel__fallback() (cycles -> cpu-clock, EACCES -> exclude_kernel, and in
- * today's perf EOPNOTSUPP -> exclude_guest, which it tries first). */
+ * today's perf EOPNOTSUPP -> exclude_guest). Today's perf probes the
+ * features first and walks :P after (evsel__open_cpu() @6.13+). */
 bool profile_fallback(const struct profile *p, struct profile_fallback_state *st,
 		      struct perf_event_attr *attr, int err, const char **why)
 {
+	bool probed;
+
 	WHY("");
 	if (!p || p->raw || !st || !attr)
 		return false;
-	if (st->done & PRECISE_MAX_ARMED) {
-		/* evsel__precise_ip_fallback(): walk 3..0 on any error, then
-		 * restore and let one other fallback act; the next failure
-		 * walks again from the top (observed in perf 6.1 -vv). */
-		if (!st->precise_start)
-			st->precise_start = attr->precise_ip;
-		if (attr->precise_ip) {
-			attr->precise_ip--;
-			WHY("P: decrease precise_ip by one");
-			return true;
-		}
-		attr->precise_ip = st->precise_start;
-	}
-	/* evsel__fallback() today: EOPNOTSUPP && !exclude_guest &&
-	 * !evsel->exclude_GH (G or H given; known exactly only after
-	 * profile_fallback_begin(), else approximated by exclude_host). The
-	 * same series routes perf stat's EOPNOTSUPP through it too. */
-	if ((p->fallbacks & FB_EOPNOTSUPP_SET_EG) && err == EOPNOTSUPP &&
-	    !(st->done & (DONE_SET_EG | SPEC_HAS_GH)) && !attr->exclude_guest && !attr->exclude_host) {
-		st->done |= DONE_SET_EG;
-		attr->exclude_guest = 1;
-		WHY("EOPNOTSUPP: retry with exclude_guest");
+	probed = p->fallbacks & FB_PROBED_FEATURES;
+	if (probed && err == EINVAL && (attr->read_format & (1u << 4)) &&
+	    !(st->done & DONE_READ_LOST)) {
+		st->done |= DONE_READ_LOST;
+		attr->read_format &= ~(uint64_t)(1u << 4);
+		WHY("missing feature (probed): PERF_FORMAT_LOST");
 		return true;
 	}
-	if (err == EINVAL) {
+	if ((st->done & PRECISE_MAX_ARMED) && precise_walk(st, attr, why))
+		return true;
+	if (err == EINVAL && !probed) {
 		if (p->record == RECORD_V61 && (attr->read_format & (1u << 4)) &&
 		    !(st->done & DONE_READ_LOST)) {
 			st->done |= DONE_READ_LOST;
@@ -617,12 +733,24 @@ bool profile_fallback(const struct profile *p, struct profile_fallback_state *st
 		 * when sample_id_all is already 0 (6.1 perf stat, observed);
 		 * 3.6's builtin-stat.c only retries exclude_guest/host. */
 		if ((p->fallbacks & FB_MISSING_SAMPLE_ID_ALL) && !(st->done & DONE_SAMPLE_ID_ALL) &&
-		    (st->mode != PROFILE_MODE_STAT || p->record == RECORD_V61)) {
+		    (st->mode != PROFILE_MODE_STAT || p->record >= RECORD_V4)) {
 			st->done |= DONE_SAMPLE_ID_ALL;
 			attr->sample_id_all = 0;
 			WHY("missing feature: clear sample_id_all (old kernel)");
 			return true;
 		}
+	}
+	/* evsel__fallback() today: EOPNOTSUPP && !exclude_guest &&
+	 * !evsel->exclude_GH (G or H given; known exactly only after
+	 * profile_fallback_begin(), else approximated by exclude_host). The
+	 * same series routes perf stat's EOPNOTSUPP through it too
+	 * (UNVERIFIED in builtin-stat.c). */
+	if ((p->fallbacks & FB_EOPNOTSUPP_SET_EG) && err == EOPNOTSUPP &&
+	    !(st->done & (DONE_SET_EG | SPEC_HAS_GH)) && !attr->exclude_guest && !attr->exclude_host) {
+		st->done |= DONE_SET_EG;
+		attr->exclude_guest = 1;
+		WHY("EOPNOTSUPP: retry with exclude_guest");
+		return true;
 	}
 	/* perf stat marks a counter "<not supported>" on ENOENT, EINVAL,
 	 * ENXIO, EOPNOTSUPP instead of calling the builtin fallbacks
@@ -639,7 +767,8 @@ bool profile_fallback(const struct profile *p, struct profile_fallback_state *st
 		return true;
 	}
 	if (p->cycles_errs == ERRS_ENOENT_ENXIO_ENODEV && err == EACCES &&
-	    !attr->exclude_kernel && !(st->done & DONE_EXCL_KERNEL)) {
+	    !attr->exclude_kernel && !(st->done & DONE_EXCL_KERNEL) &&
+	    !((p->fallbacks & FB_EACCES_UNLESS_USER) && attr->exclude_user)) {
 		st->done |= DONE_EXCL_KERNEL;
 		attr->exclude_kernel = 1;
 		attr->exclude_hv = 1;

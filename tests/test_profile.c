@@ -107,35 +107,134 @@ static void test_perf_3_7(void **state)
 		{ "cycles:uk", "00100 0", NULL },
 		{ "cycles:pppp", NULL, "too many 'p'" },
 		{ "cycles:S", NULL, "unknown modifier 'S'" },
-		{ "cycles:uu", "01100 0", NULL },
+		{ "cycles:uu", "01100 0", NULL }, /* no check_modifier() before 3.8 */
+		{ "cycles:k", "10100 0", NULL },
+		{ "cycles:ppp", "00001 3", NULL },
+		{ "cycles:G", "00010 0", NULL },
+		{ "cycles:H", "00001 0", NULL },
+		{ "cycles:pu", "01101 1", NULL },
 	};
 	check_table("perf-3.7", t, G_N_ELEMENTS(t));
 }
 
+/* get_event_modifier() + check_modifier("ukhGHppp") in a 3.8-3.10-era
+ * util/parse-events.c: 'p' still sets exclude_guest (the kernel revert of
+ * 20b279ddb38c did not touch the tool), every letter but p at most once. */
 static void test_perf_3_8(void **state)
 {
 	static const struct enc t[] = {
+		{ "cycles", "00001 0", NULL },
+		{ "cycles:u", "01100 0", NULL },
+		{ "cycles:k", "10100 0", NULL },
+		{ "cycles:p", "00001 1", NULL },
 		{ "cycles:pp", "00001 2", NULL },
 		{ "cycles:ppp", "00001 3", NULL },
-		{ "cycles:uu", NULL, "repeated modifier 'u' at 9" },
+		{ "cycles:ppH", "00001 2", NULL },
+		{ "cycles:G", "00010 0", NULL },
+		{ "cycles:pG", "00010 1", NULL },
+		{ "cycles:GH", "00000 0", NULL },
 		{ "cycles:ukhGHppp", "00000 3", NULL },
+		{ "cycles:pppp", NULL, "too many 'p'" },
+		{ "cycles:uu", NULL, "repeated modifier 'u' at 9" },
+		{ "cycles:GG", NULL, "repeated modifier 'G'" },
 		{ "cycles:S", NULL, "unknown modifier 'S'" },
+		{ "cycles:D", NULL, "unknown modifier 'D'" },
 	};
 	check_table("perf-3.8", t, G_N_ELEMENTS(t));
 }
 
-static void test_perf_4_19(void **state)
+/* check_modifier("ukhGHpppSD") in a 3.1x-era util/parse-events.c: S and D,
+ * no I or P yet. */
+static void test_perf_3_12(void **state)
 {
 	static const struct enc t[] = {
 		{ "cycles", "00001 0", NULL },
 		{ "cycles:u", "01100 0", NULL },
 		{ "cycles:pp", "00001 2", NULL },
+		{ "cycles:pG", "00010 1", NULL },
+		{ "cycles:S", "00000 0", NULL },
+		{ "cycles:D", "00000 0", NULL },
+		{ "cycles:uS", "01100 0", NULL },
+		{ "cycles:SS", NULL, "repeated modifier 'S'" },
+		{ "cycles:I", NULL, "unknown modifier 'I'" },
+		{ "cycles:P", NULL, "unknown modifier 'P'" },
+		{ "cycles:pppp", NULL, "too many 'p'" },
+	};
+	const struct profile *p = profile_find("perf-3.12");
+	struct perf_event_attr a;
+
+	check_table("perf-3.12", t, G_N_ELEMENTS(t));
+	assert_int_equal(profile_encode(p, pmus, "cycles:D", PROFILE_MODE_STAT, &a), 0);
+	assert_int_equal(a.pinned, 1);
+	assert_int_equal(profile_encode(p, pmus, "cycles:S", PROFILE_MODE_RECORD, &a), 0);
+	assert_true(a.sample_type & PERF_SAMPLE_READ);
+}
+
+/* @4.8 (WindRiver-Labs/kernel-4.8.x): letters ukhGHpIPSD, no W. */
+static void test_perf_4_8(void **state)
+{
+	static const struct enc t[] = {
+		{ "cycles", "00001 0", NULL },
+		{ "cycles:u", "01100 0", NULL },
+		{ "cycles:pp", "00001 2", NULL },
+		{ "cycles:I", "00000 0", NULL },
+		{ "cycles:P", "00000 0", NULL },
+		{ "cycles:Pu", "01100 0", NULL },
+		{ "cycles:ukhGHpppPSDI", "00000 3", NULL },
+		{ "cycles:W", NULL, "unknown modifier 'W'" },
+		{ "cycles:II", NULL, "repeated modifier 'I'" },
+	};
+	const struct profile *p = profile_find("perf-4.8");
+	struct perf_event_attr a;
+
+	check_table("perf-4.8", t, G_N_ELEMENTS(t));
+	assert_int_equal(profile_encode(p, pmus, "cycles:I", PROFILE_MODE_STAT, &a), 0);
+	assert_int_equal(a.exclude_idle, 1);
+	/* record: P starts the walk at 3; no PERF_FORMAT_LOST before perf 6.0. */
+	assert_int_equal(profile_encode(p, pmus, "cycles:P", PROFILE_MODE_RECORD, &a), 0);
+	assert_int_equal(a.precise_ip, 3);
+	assert_int_equal(a.read_format, PERF_FORMAT_ID);
+	assert_int_equal(a.size, PERF_ATTR_SIZE_VER5);
+}
+
+/* @5.2 (linux-yocto-5.2): check_modifier("ukhGHpppPSDIW"); 'u' leaves
+ * exclude_guest clear until 5.9. */
+static void test_perf_4_19(void **state)
+{
+	static const struct enc t[] = {
+		{ "cycles", "00001 0", NULL },
+		{ "cycles:u", "01100 0", NULL },
+		{ "cycles:k", "10100 0", NULL },
+		{ "cycles:pp", "00001 2", NULL },
+		{ "cycles:pu", "01101 1", NULL },
 		{ "cycles:P", "00000 0", NULL },
 		{ "cycles:I", "00000 0", NULL },
+		{ "cycles:W", "00000 0", NULL },
 		{ "cycles:uu", NULL, "repeated modifier 'u' at 9" },
 		{ "cycles:e", NULL, "unknown modifier 'e'" },
+		{ "cycles:b", NULL, "unknown modifier 'b'" },
 	};
 	check_table("perf-4.19", t, G_N_ELEMENTS(t));
+}
+
+/* 943b69ac1884 (perf-tools-fixes-for-v5.9): 'u' sets exclude_guest unless
+ * G/H; 'e' only from 5.10. */
+static void test_perf_5_9(void **state)
+{
+	static const struct enc t[] = {
+		{ "cycles", "00001 0", NULL },
+		{ "cycles:u", "01101 0", NULL },
+		{ "cycles:uG", "01110 0", NULL },
+		{ "cycles:uH", "01101 0", NULL },
+		{ "cycles:Gu", "01110 0", NULL },
+		{ "cycles:k", "10100 0", NULL },
+		{ "cycles:uk", "00101 0", NULL },
+		{ "cycles:pp", "00001 2", NULL },
+		{ "cycles:W", "00000 0", NULL },
+		{ "cycles:e", NULL, "unknown modifier 'e'" },
+		{ "cycles:uu", NULL, "repeated modifier 'u'" },
+	};
+	check_table("perf-5.9", t, G_N_ELEMENTS(t));
 }
 
 /* Every row observed with /usr/bin/perf 6.1.187 `perf stat -vv -a -e
@@ -180,17 +279,31 @@ static void test_perf_6_1(void **state)
 	check_table("perf-6.1", t, G_N_ELEMENTS(t));
 }
 
-/* parse_events__modifier_list() today: exclude_GH_default is false. */
+/* parse_events__modifier_list() today (post-dcbe6e51a0bb): exclude_GH_default
+ * is false outside perf kvm, so neither the default, 'u' nor 'p' set
+ * exclude_guest (35c8d21371e9, 88bc63d00eb6, 6.13). */
 static void test_perf_modern(void **state)
 {
 	static const struct enc t[] = {
 		{ "cycles", "00000 0", NULL },
 		{ "cycles:u", "01100 0", NULL },
+		{ "cycles:k", "10100 0", NULL },
+		{ "cycles:h", "11000 0", NULL },
+		{ "cycles:uk", "00100 0", NULL },
 		{ "cycles:p", "00000 1", NULL },
 		{ "cycles:pp", "00000 2", NULL },
+		{ "cycles:ppp", "00000 3", NULL },
+		{ "cycles:ppH", "00001 2", NULL },
 		{ "cycles:H", "00001 0", NULL },
 		{ "cycles:G", "00010 0", NULL },
+		{ "cycles:pG", "00010 1", NULL },
+		{ "cycles:GH", "00000 0", NULL },
+		{ "cycles:uG", "01110 0", NULL },
+		{ "cycles:e", "00000 0", NULL },
+		{ "cycles:b", "00000 0", NULL },
 		{ "cycles:pppp", NULL, "at 11" },
+		{ "cycles:kuk", NULL, "repeated modifier 'k'" },
+		{ "cycles:x", NULL, "unknown modifier 'x'" },
 	};
 	check_table("perf-modern", t, G_N_ELEMENTS(t));
 }
@@ -203,6 +316,10 @@ static void test_perf_3_1(void **state)
 		{ "cycles:G", NULL, "unknown modifier 'G'" },
 		{ "cycles:pppp", "00000 0", NULL }, /* no check: wraps in the bit-field */
 		{ "cycles:uu", "01100 0", NULL },
+		{ "cycles:u", "01100 0", NULL },
+		{ "cycles:k", "10100 0", NULL },
+		{ "cycles:p", "00000 1", NULL },
+		{ "cycles:ppH", NULL, "unknown modifier 'H'" },
 	};
 	check_table("perf-3.1", t, G_N_ELEMENTS(t));
 }
@@ -425,6 +542,55 @@ static void test_fallback_modern_eopnotsupp(void **state)
 	run_chain("perf-6.1", "cycles:G", PROFILE_MODE_RECORD, gh, 1, &a);
 }
 
+/* evsel__open_cpu() @6.13+: EINVAL only retries for what the feature probe
+ * finds missing (modelled: PERF_FORMAT_LOST), then the :P walk; no blind
+ * cloexec / exclude_guest / sample_id_all steps as in 6.1. */
+static void test_fallback_modern_einval(void **state)
+{
+	static const struct step s[] = { { EINVAL, "PERF_FORMAT_LOST" }, { EINVAL, NULL } };
+	static const struct step stat[] = { { EINVAL, NULL } };
+	static const struct step pmax[] = {
+		{ EINVAL, "PERF_FORMAT_LOST" }, { EINVAL, "precise" }, { EINVAL, "precise" },
+		{ EINVAL, "precise" }, { EINVAL, NULL },
+	};
+	struct perf_event_attr a;
+
+	run_chain("perf-modern", "msr/tsc/u", PROFILE_MODE_RECORD, s, G_N_ELEMENTS(s), &a);
+	assert_int_equal(a.sample_id_all, 1);
+	assert_int_equal(a.read_format, PERF_FORMAT_ID);
+	run_chain("perf-modern", "msr/tsc/u", PROFILE_MODE_STAT, stat, 1, &a);
+	run_chain("perf-modern", "msr/tsc/P", PROFILE_MODE_RECORD, pmax, G_N_ELEMENTS(pmax), &a);
+	assert_int_equal(a.precise_ip, 3);
+}
+
+/* evsel__fallback() @6.13+: EACCES -> exclude_kernel, not when the event
+ * already excludes user. */
+static void test_fallback_modern_eacces(void **state)
+{
+	static const struct step s[] = { { EACCES, "exclude kernel" }, { EACCES, NULL } };
+	static const struct step k[] = { { EACCES, NULL } };
+	struct perf_event_attr a;
+
+	run_chain("perf-modern", "cycles", PROFILE_MODE_RECORD, s, G_N_ELEMENTS(s), &a);
+	assert_int_equal(a.exclude_kernel, 1);
+	run_chain("perf-modern", "cycles:k", PROFILE_MODE_RECORD, k, 1, &a);
+}
+
+/* 4.x/5.x perf record asks no PERF_FORMAT_LOST (perf 6.0+), so its EINVAL
+ * chain starts at cloexec. */
+static void test_fallback_4_19_einval(void **state)
+{
+	static const struct step s[] = {
+		{ EINVAL, "cloexec" }, { EINVAL, "exclude_guest" }, { EINVAL, "sample_id_all" },
+		{ EINVAL, NULL },
+	};
+	struct perf_event_attr a;
+
+	run_chain("perf-4.19", "cycles", PROFILE_MODE_RECORD, s, G_N_ELEMENTS(s), &a);
+	assert_int_equal(a.read_format, PERF_FORMAT_ID);
+	assert_int_equal(a.exclude_guest, 0);
+}
+
 static void test_table(void **state)
 {
 	const struct profile *prev = NULL;
@@ -448,6 +614,14 @@ static void test_table(void **state)
 	assert_string_equal(profile_name(profile_for_release("3.10.0")), "perf-3.8");
 	assert_string_equal(profile_name(profile_for_release("3.2")), "perf-3.6");
 	assert_string_equal(profile_name(profile_for_release("4.19.0")), "perf-4.19");
+	assert_string_equal(profile_name(profile_for_release("3.16.7")), "perf-3.12");
+	assert_string_equal(profile_name(profile_for_release("4.8.0")), "perf-4.8");
+	assert_string_equal(profile_name(profile_for_release("5.8.18")), "perf-4.19");
+	assert_string_equal(profile_name(profile_for_release("5.9.16")), "perf-5.9");
+	assert_string_equal(profile_name(profile_for_release("5.10.0")), "perf-6.1");
+	assert_string_equal(profile_name(profile_for_release("6.12.9")), "perf-6.1");
+	assert_string_equal(profile_name(profile_for_release("6.13.0")), "perf-modern");
+	assert_string_equal(profile_name(profile_for_release("3.0.101")), "perf-3.1");
 	assert_string_equal(profile_name(profile_for_release("6.17.0")), "perf-modern");
 	assert_null(profile_for_release("banana"));
 	assert_ptr_equal(profile_find("perf version 3.6.11"), profile_find("perf-3.6"));
@@ -465,7 +639,10 @@ int main(void)
 		cmocka_unit_test(test_perf_3_6),
 		cmocka_unit_test(test_perf_3_7),
 		cmocka_unit_test(test_perf_3_8),
+		cmocka_unit_test(test_perf_3_12),
+		cmocka_unit_test(test_perf_4_8),
 		cmocka_unit_test(test_perf_4_19),
+		cmocka_unit_test(test_perf_5_9),
 		cmocka_unit_test(test_perf_6_1),
 		cmocka_unit_test(test_perf_modern),
 		cmocka_unit_test(test_other_letters),
@@ -478,6 +655,9 @@ int main(void)
 		cmocka_unit_test(test_fallback_precise_max),
 		cmocka_unit_test(test_fallback_3_6),
 		cmocka_unit_test(test_fallback_modern_eopnotsupp),
+		cmocka_unit_test(test_fallback_modern_einval),
+		cmocka_unit_test(test_fallback_modern_eacces),
+		cmocka_unit_test(test_fallback_4_19_einval),
 		cmocka_unit_test(test_table),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
