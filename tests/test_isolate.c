@@ -1,0 +1,325 @@
+/* Culprit isolation against a fake oracle: a set harms when it holds every
+ * member of some culprit group. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "isolate.h"
+#include "log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_GROUPS 8
+
+struct oracle {
+	size_t groups[MAX_GROUPS][4];
+	size_t group_len[MAX_GROUPS];
+	size_t n_groups;
+	unsigned int flaky_every;    /* a harmful arm is clean every Nth time (0: never) */
+	unsigned int harmful_arms;
+	unsigned int calls;          /* tests actually "armed" */
+	int fail_at;                 /* seq at which the host "dies" (-1: never) */
+	GHashTable *known;           /* seq -> outcome + 1 (from a journal) */
+	GHashTable *known_ids;       /* seq -> "ids" to check resume asks the same */
+	GHashTable *seen;            /* every seq -> "ids" */
+};
+
+static void oracle_init(struct oracle *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->fail_at = -1;
+	o->seen = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+}
+
+static void oracle_clear(struct oracle *o)
+{
+	if (o->known)
+		g_hash_table_unref(o->known);
+	if (o->known_ids)
+		g_hash_table_unref(o->known_ids);
+	g_hash_table_unref(o->seen);
+}
+
+static char *ids_text(const struct isolate_test *t)
+{
+	GString *s = g_string_new(NULL);
+
+	for (size_t i = 0; i < t->count; i++)
+		g_string_append_printf(s, "%zu ", t->ids[i]);
+	return g_string_free(s, FALSE);
+}
+
+static bool contains(const struct isolate_test *t, size_t id)
+{
+	for (size_t i = 0; i < t->count; i++)
+		if (t->ids[i] == id)
+			return true;
+	return false;
+}
+
+static int oracle_fn(void *ctx, const struct isolate_test *t, enum outcome *res)
+{
+	struct oracle *o = ctx;
+	gpointer v;
+
+	g_hash_table_replace(o->seen, GUINT_TO_POINTER(t->seq), ids_text(t));
+	if (o->known && g_hash_table_lookup_extended(o->known, GUINT_TO_POINTER(t->seq), NULL, &v)) {
+		g_autofree char *ids = ids_text(t);
+
+		assert_string_equal(ids, g_hash_table_lookup(o->known_ids, GUINT_TO_POINTER(t->seq)));
+		*res = (enum outcome)(GPOINTER_TO_UINT(v) - 1);
+		return 0;
+	}
+	if ((int)t->seq == o->fail_at)
+		return -EIO;
+	o->calls++;
+	*res = OUTCOME_OK;
+	for (size_t g = 0; g < o->n_groups; g++) {
+		bool all = true;
+
+		for (size_t i = 0; i < o->group_len[g]; i++)
+			all = all && contains(t, o->groups[g][i]);
+		if (!all)
+			continue;
+		o->harmful_arms++;
+		if (o->flaky_every && o->harmful_arms % o->flaky_every == 0)
+			return 0;
+		*res = g == 0 ? OUTCOME_GUEST_CRASH : OUTCOME_GUEST_CORRUPTION;
+		return 0;
+	}
+	return 0;
+}
+
+static void add_group(struct oracle *o, size_t n, ...)
+{
+	va_list ap;
+
+	va_start(ap, n);
+	for (size_t i = 0; i < n; i++)
+		o->groups[o->n_groups][i] = va_arg(ap, size_t);
+	va_end(ap);
+	o->group_len[o->n_groups++] = n;
+}
+
+static void test_no_harm(void **state)
+{
+	struct oracle o;
+	g_autoptr(isolate) iso = isolate_new(256, 32, 3);
+
+	oracle_init(&o);
+	assert_int_equal(isolate_run(iso, oracle_fn, &o), 0);
+	assert_int_equal(isolate_culprit_count(iso), 0);
+	assert_int_equal(isolate_rounds(iso), 8);
+	assert_null(isolate_culprit_of(iso, 5));
+	oracle_clear(&o);
+}
+
+static void test_one_culprit_of_256(void **state)
+{
+	/* Every position, whole set in one batch: worst case bounded. */
+	unsigned int worst = 0;
+
+	for (size_t c = 0; c < 256; c++) {
+		struct oracle o;
+		g_autoptr(isolate) iso = isolate_new(256, 256, 3);
+		const struct isolate_culprit *cu;
+
+		oracle_init(&o);
+		add_group(&o, 1, c);
+		assert_int_equal(isolate_run(iso, oracle_fn, &o), 0);
+		assert_int_equal(isolate_culprit_count(iso), 1);
+		cu = isolate_culprit_at(iso, 0);
+		assert_int_equal(cu->count, 1);
+		assert_int_equal(cu->ids[0], c);
+		assert_int_equal(cu->k, 3);
+		assert_int_equal(cu->n, 3);
+		assert_int_equal(cu->outcome, OUTCOME_GUEST_CRASH);
+		assert_ptr_equal(isolate_culprit_of(iso, c), cu);
+		assert_null(isolate_culprit_of(iso, c ^ 1));
+		assert_int_equal(o.calls, isolate_rounds(iso));
+		worst = MAX(worst, isolate_rounds(iso));
+		oracle_clear(&o);
+	}
+	/* screen + 2 per level + confirm */
+	assert_true(worst <= 1 + 2 * 8 + 3);
+}
+
+static void test_several_culprits(void **state)
+{
+	static const size_t sets[][4] = { { 3, 200 }, { 0, 1, 128, 255 } };
+	static const size_t lens[] = { 2, 4 };
+
+	for (size_t s = 0; s < G_N_ELEMENTS(lens); s++) {
+		struct oracle o;
+		g_autoptr(isolate) iso = isolate_new(256, 64, 2);
+
+		oracle_init(&o);
+		for (size_t i = 0; i < lens[s]; i++)
+			add_group(&o, 1, sets[s][i]);
+		assert_int_equal(isolate_run(iso, oracle_fn, &o), 0);
+		assert_int_equal(isolate_culprit_count(iso), lens[s]);
+		for (size_t i = 0; i < lens[s]; i++) {
+			const struct isolate_culprit *cu = isolate_culprit_of(iso, sets[s][i]);
+
+			assert_non_null(cu);
+			assert_int_equal(cu->count, 1);
+			assert_int_equal(cu->k, 2);
+		}
+		/* far fewer than one at a time */
+		assert_true(isolate_rounds(iso) < 256 / 3);
+		oracle_clear(&o);
+	}
+}
+
+static void test_pair_only(void **state)
+{
+	struct oracle o;
+	g_autoptr(isolate) iso = isolate_new(64, 64, 2);
+	const struct isolate_culprit *cu;
+
+	oracle_init(&o);
+	add_group(&o, 2, (size_t)5, (size_t)40);   /* harmless alone, harmful together */
+	assert_int_equal(isolate_run(iso, oracle_fn, &o), 0);
+	assert_int_equal(isolate_culprit_count(iso), 1);
+	cu = isolate_culprit_at(iso, 0);
+	assert_int_equal(cu->count, 2);
+	assert_int_equal(cu->ids[0], 5);
+	assert_int_equal(cu->ids[1], 40);
+	assert_int_equal(cu->k, 2);
+	assert_int_equal(cu->n, 2);
+	oracle_clear(&o);
+
+	/* both in the same half: found by descending, then ddmin */
+	g_autoptr(isolate) iso2 = isolate_new(64, 64, 1);
+	oracle_init(&o);
+	add_group(&o, 2, (size_t)9, (size_t)10);
+	assert_int_equal(isolate_run(iso2, oracle_fn, &o), 0);
+	assert_int_equal(isolate_culprit_count(iso2), 1);
+	assert_int_equal(isolate_culprit_at(iso2, 0)->count, 2);
+	assert_int_equal(isolate_culprit_at(iso2, 0)->ids[0], 9);
+	oracle_clear(&o);
+}
+
+static void test_flaky(void **state)
+{
+	struct oracle o;
+	g_autoptr(isolate) iso = isolate_new(32, 32, 5);
+	const struct isolate_culprit *cu;
+
+	oracle_init(&o);
+	add_group(&o, 1, (size_t)17);
+	o.flaky_every = 4;   /* every 4th harmful arm comes back clean */
+	assert_int_equal(isolate_run(iso, oracle_fn, &o), 0);
+	cu = isolate_culprit_of(iso, 17);
+	assert_non_null(cu);
+	assert_int_equal(cu->n, 5);
+	assert_true(cu->k < cu->n);
+	assert_true(cu->k >= 3);
+	oracle_clear(&o);
+}
+
+static void test_resume(void **state)
+{
+	struct oracle full, crash, resume;
+	g_autoptr(isolate) a = isolate_new(256, 32, 3);
+	g_autoptr(isolate) b = isolate_new(256, 32, 3);
+	unsigned int total;
+
+	/* the reference run */
+	oracle_init(&full);
+	add_group(&full, 1, (size_t)77);
+	add_group(&full, 1, (size_t)150);
+	assert_int_equal(isolate_run(a, oracle_fn, &full), 0);
+	total = full.calls;
+
+	/* the host dies at test 12: tests 0..11 are in the journal */
+	oracle_init(&crash);
+	add_group(&crash, 1, (size_t)77);
+	add_group(&crash, 1, (size_t)150);
+	crash.fail_at = 12;
+	assert_int_equal(isolate_run(b, oracle_fn, &crash), -EIO);
+	assert_int_equal(crash.calls, 12);
+
+	/* resume: judged tests come from the "journal" and are not re-armed */
+	oracle_init(&resume);
+	add_group(&resume, 1, (size_t)77);
+	add_group(&resume, 1, (size_t)150);
+	resume.known = g_hash_table_new(g_direct_hash, g_direct_equal);
+	resume.known_ids = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+	{
+		/* replay what the crashed run judged, from a fresh oracle */
+		struct oracle rec;
+		g_autoptr(isolate) c = isolate_new(256, 32, 3);
+
+		oracle_init(&rec);
+		add_group(&rec, 1, (size_t)77);
+		add_group(&rec, 1, (size_t)150);
+		rec.fail_at = 12;
+		assert_int_equal(isolate_run(c, oracle_fn, &rec), -EIO);
+		for (unsigned int s = 0; s < 12; s++) {
+			const char *ids = g_hash_table_lookup(rec.seen, GUINT_TO_POINTER(s));
+			/* outcome of test s: recompute with a one-shot oracle */
+			struct isolate_test t = { 0 };
+			g_auto(GStrv) parts = g_strsplit(ids, " ", -1);
+			g_autofree size_t *v = g_new0(size_t, g_strv_length(parts) + 1);
+			struct oracle one;
+			enum outcome out;
+
+			for (size_t i = 0; parts[i] && parts[i][0]; i++)
+				v[t.count++] = strtoull(parts[i], NULL, 10);
+			t.ids = v;
+			t.seq = s;
+			oracle_init(&one);
+			add_group(&one, 1, (size_t)77);
+			add_group(&one, 1, (size_t)150);
+			assert_int_equal(oracle_fn(&one, &t, &out), 0);
+			oracle_clear(&one);
+			g_hash_table_insert(resume.known, GUINT_TO_POINTER(s), GUINT_TO_POINTER(out + 1));
+			g_hash_table_insert(resume.known_ids, GUINT_TO_POINTER(s), g_strdup(ids));
+		}
+		oracle_clear(&rec);
+	}
+	assert_int_equal(isolate_run(b, oracle_fn, &resume), 0);
+	assert_int_equal(resume.calls, total - 12);
+	assert_int_equal(isolate_culprit_count(b), 2);
+	assert_non_null(isolate_culprit_of(b, 77));
+	assert_non_null(isolate_culprit_of(b, 150));
+	assert_int_equal(isolate_rounds(b), isolate_rounds(a));
+	oracle_clear(&full);
+	oracle_clear(&crash);
+	oracle_clear(&resume);
+}
+
+static int bad_oracle(void *ctx, const struct isolate_test *t, enum outcome *res)
+{
+	*res = OUTCOME_EINVAL;
+	return 0;
+}
+
+static void test_bad_outcome(void **state)
+{
+	g_autoptr(isolate) iso = isolate_new(4, 4, 1);
+
+	assert_int_equal(isolate_run(iso, bad_oracle, NULL), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "EINVAL"));
+	assert_string_equal(isolate_kind_name(ISOLATE_KIND_COMBINE), "combine");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_harm),
+		cmocka_unit_test(test_one_culprit_of_256),
+		cmocka_unit_test(test_several_culprits),
+		cmocka_unit_test(test_pair_only),
+		cmocka_unit_test(test_flaky),
+		cmocka_unit_test(test_resume),
+		cmocka_unit_test(test_bad_outcome),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,204 @@
+/* Journal: lines written are read back; a crash mid-write is tolerated at
+ * the end only; the armed-never-judged batch is found. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "journal.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+struct fixture {
+	char *dir;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = g_new0(struct fixture, 1);
+
+	f->dir = g_dir_make_tmp("test_journal-XXXXXX", NULL);
+	assert_non_null(f->dir);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree char *path = g_build_filename(f->dir, JOURNAL_FILE, NULL);
+
+	unlink(path);
+	rmdir(f->dir);
+	g_free(f->dir);
+	g_free(f);
+	return 0;
+}
+
+static void write_run(const char *dir, bool judge_last)
+{
+	g_autoptr(journal) j = NULL;
+	static const char *const k0[] = { "type=1 config=0", "type=1 config=1", NULL };
+	static const char *const k1[] = { "type=0 config=0 precise_ip=1", NULL };
+	json_t *sc = json_pack("{s:s}", "name", "smoke");
+	json_t *res = json_pack("{s:i}", "EOPNOTSUPP", 3);
+	json_t *verdicts = json_pack("[{s:s,s:s}]", "guest", "g0", "verdict", "crash");
+
+	assert_int_equal(journal_create(dir, &j), 0);
+	assert_int_equal(journal_start(j, sc, "abc123"), 0);
+	assert_int_equal(journal_open_done(j, res), 0);
+	assert_int_equal(journal_fleet_up(j, NULL), 0);
+	assert_int_equal(journal_arm(j, 0, "screen", k0), 0);
+	assert_int_equal(journal_judged(j, 0, "OK", NULL), 0);
+	assert_int_equal(journal_arm(j, 1, "screen", k1), 0);
+	if (judge_last)
+		assert_int_equal(journal_judged(j, 1, "GUEST_CRASH", verdicts), 0);
+	json_decref(sc);
+	json_decref(res);
+	json_decref(verdicts);
+}
+
+static void test_roundtrip(void **state)
+{
+	struct fixture *f = *state;
+	g_autoptr(journal_replay) r = NULL;
+	const struct journal_batch *b;
+
+	write_run(f->dir, true);
+	assert_int_equal(journal_read(f->dir, &r), 0);
+	assert_int_equal(r->lines, 7);
+	assert_false(r->truncated);
+	assert_string_equal(json_string_value(json_object_get(r->start, "fingerprint")), "abc123");
+	assert_non_null(r->open_done);
+	assert_non_null(r->fleet_up);
+	assert_null(r->done);
+	assert_int_equal(r->batches->len, 2);
+	b = journal_replay_batch(r, 0);
+	assert_true(b->judged);
+	assert_string_equal(b->outcome, "OK");
+	assert_int_equal(b->keys->len, 2);
+	b = journal_replay_batch(r, 1);
+	assert_string_equal(b->outcome, "GUEST_CRASH");
+	assert_string_equal(b->kind, "screen");
+	assert_string_equal(b->boot_id, journal_boot_id());
+	assert_int_equal(strlen(journal_boot_id()), 36);
+	assert_int_equal(json_array_size(b->verdicts), 1);
+	assert_null(journal_replay_open_batch(r));
+
+	/* A second create on the same directory must not clobber the run. */
+	g_autoptr(journal) j2 = NULL;
+	assert_int_equal(journal_create(f->dir, &j2), -EEXIST);
+}
+
+static void append_raw(const char *dir, const char *bytes, size_t len)
+{
+	g_autofree char *path = g_build_filename(dir, JOURNAL_FILE, NULL);
+	int fd = open(path, O_WRONLY | O_APPEND);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, bytes, len), (ssize_t)len);
+	close(fd);
+}
+
+static void test_open_batch_and_truncated(void **state)
+{
+	struct fixture *f = *state;
+	g_autoptr(journal_replay) r = NULL;
+	const struct journal_batch *b;
+	static const char partial[] = "{\"step\":\"judged\",\"batch\":1,\"outc";
+
+	write_run(f->dir, false);
+	append_raw(f->dir, partial, strlen(partial));
+	assert_int_equal(journal_read(f->dir, &r), 0);
+	assert_true(r->truncated);
+	assert_int_equal(r->lines, 6);
+	b = journal_replay_open_batch(r);
+	assert_non_null(b);
+	assert_int_equal(b->id, 1);
+	assert_false(b->judged);
+	assert_string_equal(b->keys->pdata[0], "type=0 config=0 precise_ip=1");
+
+	/* Resume: the partial line is cut, the next line starts clean. */
+	g_autoptr(journal) j = NULL;
+	g_autoptr(journal_replay) r2 = NULL;
+	assert_int_equal(journal_reopen(f->dir, &j), 0);
+	assert_int_equal(journal_judged(j, 1, "HOST_CRASH", NULL), 0);
+	assert_int_equal(journal_read(f->dir, &r2), 0);
+	assert_false(r2->truncated);
+	assert_int_equal(r2->lines, 7);
+	assert_null(journal_replay_open_batch(r2));
+	assert_string_equal(journal_replay_batch(r2, 1)->outcome, "HOST_CRASH");
+}
+
+static void test_nul_tail(void **state)
+{
+	struct fixture *f = *state;
+	g_autoptr(journal_replay) r = NULL;
+	static const char zeros[64];
+
+	write_run(f->dir, true);
+	append_raw(f->dir, zeros, sizeof(zeros));
+	assert_int_equal(journal_read(f->dir, &r), 0);
+	assert_true(r->truncated);
+	assert_int_equal(r->lines, 7);
+}
+
+static void test_garbage_in_middle(void **state)
+{
+	struct fixture *f = *state;
+	g_autoptr(journal_replay) r = NULL;
+	g_autofree char *path = g_build_filename(f->dir, JOURNAL_FILE, NULL);
+	g_autofree char *want = g_strdup_printf("%s:4: not a journal line: ", path);
+	static const char junk[] = "{\"step\":\"arm\",\"batch\":2,\"keys\":[\n";
+
+	write_run(f->dir, false);
+	append_raw(f->dir, junk, strlen(junk)); /* line 7, complete but bad */
+	assert_int_equal(journal_read(f->dir, &r), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), ":7: not a journal line"));
+
+	g_autofree char *text = NULL;
+	assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	g_free(lines[3]);
+	lines[3] = g_strdup("garbage");
+	g_free(text);
+	text = g_strjoinv("\n", lines);
+	assert_true(g_file_set_contents(path, text, -1, NULL));
+	assert_int_equal(journal_read(f->dir, &r), -EINVAL);
+	assert_true(g_str_has_prefix(pc_errmsg(), want));
+}
+
+static void test_semantic_errors(void **state)
+{
+	struct fixture *f = *state;
+	g_autoptr(journal_replay) r = NULL;
+	g_autofree char *path = g_build_filename(f->dir, JOURNAL_FILE, NULL);
+
+	assert_true(g_file_set_contents(path,
+		"{\"step\":\"judged\",\"batch\":9,\"outcome\":\"OK\"}\n", -1, NULL));
+	assert_int_equal(journal_read(f->dir, &r), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), ":1: judged: batch 9 was never armed"));
+	assert_true(g_file_set_contents(path, "{\"step\":\"dance\"}\n", -1, NULL));
+	assert_int_equal(journal_read(f->dir, &r), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), ":1: unknown step \"dance\""));
+	assert_int_equal(journal_read("/nonexistent-dir", &r), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_batch_and_truncated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nul_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_in_middle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_semantic_errors, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,172 @@
+/* Host kmsg: the classifier on real-looking records, and a marker written to
+ * /dev/kmsg read back without being flagged (root only). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "kmsg.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct {
+	const char *message;
+	enum kmsg_class cls;
+} table[] = {
+	{ "WARNING: CPU: 1 PID: 2113 at arch/x86/events/intel/core.c:2101 intel_pmu_handle_irq+0x2e4/0x4a0", KMSG_CLASS_WARNING },
+	{ "WARNING: CPU: 0 PID: 0 at kernel/events/core.c:7352 perf_prepare_sample+0x31f/0x7a0", KMSG_CLASS_WARNING },
+	{ "BUG: unable to handle page fault for address: ffffc90000a3f000", KMSG_CLASS_BUG },
+	{ "BUG: kernel NULL pointer dereference, address: 0000000000000018", KMSG_CLASS_BUG },
+	{ "kernel BUG at arch/x86/kvm/x86.c:10462!", KMSG_CLASS_BUG },
+	{ "BUG: scheduling while atomic: qemu-system-x86/4242/0x00000002", KMSG_CLASS_BUG },
+	{ "Oops: 0000 [#1] PREEMPT SMP NOPTI", KMSG_CLASS_OOPS },
+	{ "Oops: general protection fault, probably for non-canonical address 0xdead000000000100: 0000 [#1] SMP", KMSG_CLASS_GPF },
+	{ "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] PREEMPT SMP KASAN", KMSG_CLASS_GPF },
+	{ "general protection fault: 0000 [#1] SMP", KMSG_CLASS_GPF },
+	{ "Kernel panic - not syncing: Fatal exception in interrupt", KMSG_CLASS_PANIC },
+	{ "Kernel panic - not syncing: Hard LOCKUP", KMSG_CLASS_PANIC },
+	{ "rcu: INFO: rcu_sched self-detected stall on CPU", KMSG_CLASS_RCU_STALL },
+	{ "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:", KMSG_CLASS_RCU_STALL },
+	{ "INFO: rcu_sched detected stalls on CPUs/tasks: { 1} (detected by 0, t=21002 jiffies)", KMSG_CLASS_RCU_STALL },
+	{ "watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [qemu-system-x86:3171]", KMSG_CLASS_LOCKUP },
+	{ "NMI watchdog: Watchdog detected hard LOCKUP on cpu 3", KMSG_CLASS_LOCKUP },
+	{ "INFO: task kworker/u8:2:120 blocked for more than 120 seconds.", KMSG_CLASS_LOCKUP },
+	{ "Uhhuh. NMI received for unknown reason 3d on CPU 0.", KMSG_CLASS_NMI },
+	{ "Dazed and confused, but trying to continue", KMSG_CLASS_NMI },
+	{ "unchecked MSR access error: WRMSR to 0x38f (tried to write 0x0000000f000000ff) at rIP: 0xffffffff8100a8c4 (native_write_msr+0x4/0x20)", KMSG_CLASS_MSR },
+	/* ordinary traffic: not harm */
+	{ "perf: interrupt took too long (2502 > 2500), lowering kernel.perf_event_max_sample_rate to 79750", KMSG_CLASS_NONE },
+	{ "kvm: vcpu 0: requested 191999 ns lapic timer period limited to 200000 ns", KMSG_CLASS_NONE },
+	{ "traps: a.out[1234] general protection fault ip:401126 sp:7ffd2c1f8f40 error:0 in a.out[401000+1000]", KMSG_CLASS_NONE },
+	{ "a.out[4321]: segfault at 0 ip 0000000000401126 sp 00007ffc error 6 in a.out[401000+1000]", KMSG_CLASS_NONE },
+	{ "virbr0: port 1(vnet0) entered forwarding state", KMSG_CLASS_NONE },
+	{ "Call Trace:", KMSG_CLASS_NONE },
+	{ "NMI watchdog: Enabled. Permanently consumes one hw-PMU counter.", KMSG_CLASS_NONE },
+	{ "pmucanary: arm batch 7: cycles:pp (GUEST_CRASH expected, BUG: none)", KMSG_CLASS_NONE },
+	{ "", KMSG_CLASS_NONE },
+};
+
+static void test_classify_table(void **state)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {
+		enum kmsg_class got = kmsg_classify(table[i].message);
+
+		if (got != table[i].cls)
+			fail_msg("'%s': got %s, want %s", table[i].message, kmsg_class_name(got),
+				 kmsg_class_name(table[i].cls));
+	}
+	assert_int_equal(kmsg_classify(NULL), KMSG_CLASS_NONE);
+	assert_string_equal(kmsg_class_name(KMSG_CLASS_RCU_STALL), "rcu-stall");
+	assert_string_equal(kmsg_class_name(KMSG_CLASS_COUNT), "?");
+}
+
+static void test_record_parse(void **state)
+{
+	static const char rec[] =
+		"4,1342,98765432,-;WARNING: CPU: 1 PID: 7 at kernel/events/core.c:1 x+0x1/0x2\n"
+		" SUBSYSTEM=cpu\n DEVICE=+cpu:cpu1\n";
+	static const char user[] = "12,1343,98765500,-;pmucanary: WARNING: BUG: marker\n";
+	struct kmsg_record r;
+
+	assert_int_equal(kmsg_record_parse(rec, strlen(rec), &r), 0);
+	assert_int_equal(r.facility, 0);
+	assert_int_equal(r.level, 4);
+	assert_int_equal(r.seq, 1342);
+	assert_int_equal(r.ts_usec, 98765432);
+	assert_string_equal(r.message, "WARNING: CPU: 1 PID: 7 at kernel/events/core.c:1 x+0x1/0x2");
+	assert_int_equal(kmsg_record_classify(&r), KMSG_CLASS_WARNING);
+	kmsg_record_clear(&r);
+
+	/* LOG_USER (1 << 3 | 4 = 12): never flagged, whatever it says */
+	assert_int_equal(kmsg_record_parse(user, strlen(user), &r), 0);
+	assert_int_equal(r.facility, 1);
+	assert_int_equal(kmsg_record_classify(&r), KMSG_CLASS_NONE);
+	kmsg_record_clear(&r);
+
+	assert_int_equal(kmsg_record_parse("garbage", 7, &r), -EINVAL);
+	assert_int_equal(kmsg_record_parse("x,1,2,-;m", 9, &r), -EINVAL);
+	kmsg_record_clear(&r);
+}
+
+/* Reads every record from our fd looking for the marker. */
+static bool find_marker(int fd, const char *marker, struct kmsg_record *out)
+{
+	char buf[8192];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EPIPE)) {
+		if (n < 0)
+			continue;
+		if (kmsg_record_parse(buf, (size_t)n, out))
+			continue;
+		if (strstr(out->message, marker))
+			return true;
+		kmsg_record_clear(out);
+	}
+	return false;
+}
+
+static void test_marker_roundtrip(void **state)
+{
+	g_autoptr(kmsg_watch) w = NULL;
+	g_autoptr(GPtrArray) hits = g_ptr_array_new_with_free_func((GDestroyNotify)kmsg_hit_free);
+	g_autofree char *marker = g_strdup_printf("pmucanary-test-%d", (int)getpid());
+	/* "<4>" asks for KERN_WARNING; the text looks like a kernel WARNING */
+	g_autofree char *line = g_strdup_printf("<4>%s: WARNING: CPU: 0 PID: 1 at fake.c:1 BUG: Oops: 0000\n",
+						marker);
+	struct kmsg_record rec = { 0 };
+	unsigned int seen = 0;
+	int fd, r;
+
+	r = kmsg_open(NULL, &w);
+	if (r) {
+		print_message("cannot read %s (%s): skipping\n", KMSG_PATH, pc_errmsg());
+		skip();
+	}
+	fd = open(KMSG_PATH, O_RDONLY | O_NONBLOCK);
+	assert_true(fd >= 0);
+	assert_true(lseek(fd, 0, SEEK_END) >= 0);
+	r = kmsg_write(NULL, line);
+	if (r) {
+		close(fd);
+		print_message("cannot write %s (%s): skipping\n", KMSG_PATH, pc_errmsg());
+		skip();
+	}
+	assert_int_equal(kmsg_read_new(w, hits, &seen), 0);
+	assert_true(seen >= 1);
+	for (guint i = 0; i < hits->len; i++) {
+		struct kmsg_hit *h = hits->pdata[i];
+
+		assert_null(strstr(h->message, marker));
+	}
+	/* The record is there, as user facility, level 4 */
+	assert_true(find_marker(fd, marker, &rec));
+	close(fd);
+	assert_int_equal(rec.facility, 1);
+	assert_int_equal(rec.level, 4);
+	assert_int_equal(kmsg_classify(rec.message), KMSG_CLASS_NONE); /* our own tag */
+	assert_int_equal(kmsg_record_classify(&rec), KMSG_CLASS_NONE);
+	kmsg_record_clear(&rec);
+
+	/* After a mark only newer records are read (others may log too, so
+	 * only an upper bound can be checked here). */
+	assert_int_equal(kmsg_mark(w), 0);
+	assert_int_equal(kmsg_read_new(w, hits, NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_classify_table),
+		cmocka_unit_test(test_record_parse),
+		cmocka_unit_test(test_marker_roundtrip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

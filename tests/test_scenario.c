@@ -1,0 +1,205 @@
+/* Scenario files: the shipped ones load, every bad file names file:line:key. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "log.h"
+#include "scenario.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *top_path(const char *rel)
+{
+	const char *top = getenv("PMUCANARY_TOP");
+
+	return g_build_filename(top ? top : ".", rel, NULL);
+}
+
+static bool has(const GPtrArray *a, const char *s)
+{
+	for (guint i = 0; i < a->len; i++)
+		if (!strcmp(a->pdata[i], s))
+			return true;
+	return false;
+}
+
+static void test_defaults(void **state)
+{
+	g_autoptr(scenario) s = scenario_new_default();
+
+	assert_int_equal(s->guests, 2);
+	assert_int_equal(s->dwell_ms, 2000);
+	assert_int_equal(s->heartbeat_ms, 500);
+	assert_int_equal(s->memory_mib, 256);
+	assert_int_equal(s->batch_size, 32);
+	assert_int_equal(s->confirm, 3);
+	assert_string_equal(s->modifier_set, "basic");
+	assert_int_equal(s->modifiers->len, 24);
+	assert_true(has(s->profiles, "*"));
+	assert_string_equal(s->mode, "record");
+	/* Every row of the table is documented. */
+	for (size_t i = 0; i < scenario_key_count(); i++) {
+		assert_non_null(scenario_key_at(i)->help);
+		assert_true(strlen(scenario_key_at(i)->help) > 5);
+	}
+	assert_null(scenario_key_at(scenario_key_count()));
+}
+
+static void test_smoke(void **state)
+{
+	g_autofree char *path = top_path("scenarios/smoke.ini");
+	g_autoptr(scenario) s = NULL;
+
+	assert_int_equal(scenario_load(path, &s), 0);
+	assert_string_equal(s->name, "smoke");
+	assert_int_equal(s->guests, 2);
+	assert_int_equal(s->dwell_ms, 1000);
+	assert_true(has(s->events, "cpu-clock"));
+	assert_true(has(s->events, "page-faults"));
+	assert_true(has(s->specs, "cycles:pp"));
+	assert_true(has(s->specs, "cycles:ppH"));
+	assert_true(has(s->profiles, "perf-3.6"));
+	assert_true(has(s->profiles, "raw"));
+	assert_string_equal(s->modifier_set, "list");
+	assert_true(has(s->modifiers, ""));
+	assert_true(has(s->modifiers, "pH"));
+	assert_string_equal(s->kernel, "");
+}
+
+static void test_pebs(void **state)
+{
+	g_autofree char *path = top_path("scenarios/pebs-2012.ini");
+	g_autoptr(scenario) s = NULL;
+	static const char *const want[] = {
+		"cycles:p", "cycles:pp", "cycles:ppp", "cycles:pH", "cycles:ppH",
+		"cycles:pG", "cycles:G", "cycles:H",
+	};
+
+	assert_int_equal(scenario_load(path, &s), 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(want); i++)
+		assert_true(has(s->specs, want[i]));
+	assert_int_equal(s->profiles->len, 3);
+	assert_true(has(s->profiles, "perf-3.7"));
+	assert_int_equal(s->events->len, 0);
+	assert_int_equal(s->dwell_ms, 10000);
+}
+
+static void test_full(void **state)
+{
+	g_autofree char *path = top_path("scenarios/full.ini");
+	g_autoptr(scenario) s = NULL;
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+
+	assert_int_equal(scenario_load(path, &s), 0);
+	assert_true(s->raw_excludes);
+	assert_true(has(s->pmus, "*"));
+	assert_string_equal(s->modifier_set, "full");
+	assert_int_equal(s->modifiers->len, 128);
+	/* distinct strings */
+	for (guint i = 0; i < s->modifiers->len; i++)
+		assert_true(g_hash_table_add(seen, s->modifiers->pdata[i]));
+	assert_true(has(s->modifiers, "ukhpppGH"));
+}
+
+static void test_lists_and_units(void **state)
+{
+	g_autoptr(scenario) s = NULL;
+	const char *text =
+		"[sweep]\n"
+		"events = msr/tsc/, cpu/event=0x3c,umask=0x00/ ; cpu-clock\n"
+		"modifiers = extended\n"
+		"[fleet]\nmemory = 1G\nheartbeat = 100ms\nheartbeat_timeout = 1m\n"
+		"[load]\ndwell = 500ms\n";
+
+	assert_int_equal(scenario_load_data("inline.ini", text, &s), 0);
+	assert_int_equal(s->events->len, 3);
+	assert_string_equal(s->events->pdata[1], "cpu/event=0x3c,umask=0x00/");
+	assert_int_equal(s->memory_mib, 1024);
+	assert_int_equal(s->heartbeat_timeout_ms, 60000);
+	assert_int_equal(s->dwell_ms, 500);
+	assert_int_equal(s->modifiers->len, 84);
+	assert_string_equal(s->name, "inline");
+
+	json_t *j = scenario_to_json(s);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "load"), "dwell_ms")), 500);
+	json_decref(j);
+}
+
+static void test_duration_parser(void **state)
+{
+	unsigned int ms;
+
+	assert_int_equal(scenario_parse_duration("2s", &ms), 0);
+	assert_int_equal(ms, 2000);
+	assert_int_equal(scenario_parse_duration("1h", &ms), 0);
+	assert_int_equal(ms, 3600000);
+	assert_int_equal(scenario_parse_duration("2", &ms), -EINVAL);
+	assert_int_equal(scenario_parse_duration("s", &ms), -EINVAL);
+	assert_int_equal(scenario_parse_duration("-1s", &ms), -EINVAL);
+	assert_int_equal(scenario_parse_duration("2 s", &ms), -EINVAL);
+	assert_int_equal(scenario_parse_duration("99999999999h", &ms), -ERANGE);
+}
+
+static const struct {
+	const char *file;
+	const char *message; /* after "PATH" */
+} bad_files[] = {
+	{ "bad-duration.ini", ":7: [load] dwell: expected a duration like 2s or 500ms, not '2 seconds'" },
+	{ "unknown-section.ini", ":3: [loda]: unknown section (expected scenario, fleet, sweep or load)" },
+	{ "unknown-key.ini", ":2: [fleet] guest: unknown key" },
+	{ "bad-uint.ini", ":2: [fleet] guests: expected an integer from 1 to 64, not '0'" },
+	{ "bad-bool.ini", ":3: [sweep] raw_excludes: expected true or false, not 'maybe'" },
+	{ "bad-memory.ini", ":2: [fleet] memory: expected a size like 256M or 1G, not 'lots'" },
+	{ "key-outside.ini", ":1: guests: key outside any section" },
+	{ "duplicate-key.ini", ":4: [sweep] events: key given twice" },
+	{ "nothing-to-sweep.ini", ":4: [sweep]: nothing to sweep: give events, pmus, specs or raw_excludes = true" },
+	{ "bad-modifiers.ini", ":3: [sweep] modifiers: 'p+' is neither a set (none, basic, extended, full) nor modifier letters" },
+	{ "bad-mode.ini", ":3: [sweep] mode: expected record or stat, not 'trace'" },
+	{ "bad-heartbeat.ini", ":3: [fleet] heartbeat_timeout: must be longer than heartbeat (2000ms)" },
+	{ "not-a-line.ini", ":3: expected key = value, a [section] or a # comment" },
+	{ "bad-ring.ini", ":4: [load] ring_pages: expected a power of two, not 3" },
+	{ "bad-header.ini", ":1: expected a section header like [load]" },
+};
+
+static void test_bad_files(void **state)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(bad_files); i++) {
+		g_autofree char *rel = g_build_filename("tests/data/scenarios", bad_files[i].file, NULL);
+		g_autofree char *path = top_path(rel);
+		g_autofree char *want = g_strconcat(path, bad_files[i].message, NULL);
+		g_autoptr(scenario) s = NULL;
+		int r = scenario_load(path, &s);
+
+		if (r != -EINVAL || strcmp(pc_errmsg(), want))
+			fail_msg("%s: got %d '%s'\n want '%s'", bad_files[i].file, r, pc_errmsg(), want);
+		assert_null(s);
+	}
+}
+
+static void test_missing_file(void **state)
+{
+	g_autoptr(scenario) s = NULL;
+
+	assert_int_equal(scenario_load("/nonexistent/x.ini", &s), -ENOENT);
+	assert_non_null(strstr(pc_errmsg(), "/nonexistent/x.ini"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_smoke),
+		cmocka_unit_test(test_pebs),
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_lists_and_units),
+		cmocka_unit_test(test_duration_parser),
+		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_missing_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
