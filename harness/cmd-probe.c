@@ -6,6 +6,7 @@
 #include "enumerate.h"
 #include "fingerprint.h"
 #include "log.h"
+#include "perfbin.h"
 #include "pmu.h"
 #include "prober.h"
 #include "results.h"
@@ -14,6 +15,71 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+static void perfbin_progress_tty(size_t done, size_t total, void *data)
+{
+	fprintf(stderr, "\rprobe: %s: %zu/%zu specs traced", (const char *)data, done, total);
+	if (done == total)
+		fputc('\n', stderr);
+}
+
+/* Specs traced per binary before the size is worth a warning. */
+#define PERFBIN_WARN_SPECS 3000
+
+/* Adds the cells of one real perf binary: the specs its closest built-in
+ * profile sweeps (narrowed like the rest by --pmu/--event/--full), each
+ * traced as `PATH stat -e SPEC -a -- true`. */
+static int probe_perf_binary(struct perfbin *pb, const struct pmu_set *pmus,
+			     const struct enumerate_opts *base, unsigned int jobs, bool tty,
+			     struct result_set *set)
+{
+	const char *path = pb->path;
+	g_autoptr(GPtrArray) pairs = NULL;
+	g_autoptr(GPtrArray) specs = g_ptr_array_new();
+	struct enumerate_opts eopts = *base;
+	struct perfbin_opts bopts = { .jobs = jobs };
+	const char *prof[2] = { NULL, NULL };
+	int ret;
+
+	/* Two binaries of one release stay two columns. */
+	for (unsigned int i = 0; i < set->cells->len; i++)
+		if (strcmp(((struct cell *)set->cells->pdata[i])->profile, pb->name) == 0) {
+			char *name = g_strdup_printf("%s@%s", pb->name, path);
+
+			g_free(pb->name);
+			pb->name = name;
+			break;
+		}
+	prof[0] = profile_name(pb->like);
+	eopts.profiles = prof;
+	ret = enumerate_pairs(pmus, &eopts, &pairs);
+	if (ret < 0) {
+		fprintf(stderr, "pmucanary probe: %s\n", pc_errmsg());
+		return EXIT_USAGE;
+	}
+	for (unsigned int i = 0; i < pairs->len; i++)
+		g_ptr_array_add(specs, ((struct enumerate_pair *)pairs->pdata[i])->spec);
+	if (specs->len > PERFBIN_WARN_SPECS || tty)
+		fprintf(stderr, "probe: %s (%s): %u specs to trace (the sweep of %s)%s\n",
+			pb->name, path, specs->len, profile_name(pb->like),
+			specs->len > PERFBIN_WARN_SPECS
+				? "; that takes a while: narrow it with --event/--pmu" : "");
+	if (tty) {
+		bopts.progress = perfbin_progress_tty;
+		bopts.progress_data = pb->name;
+	}
+	ret = perfbin_probe_cells(pb, pmus, (const char *const *)specs->pdata, specs->len,
+				  &bopts, set);
+	if (ret < 0) {
+		fprintf(stderr, "pmucanary probe: --perf-binary %s: %s\n", path, pc_errmsg());
+		return EXIT_INFRA;
+	}
+	results_add_limitation(set, "%s (%s) ran `perf stat -e SPEC -a -- true` under the "
+			       "tracer (counting); the built-in profiles encode `perf record "
+			       "-a -g` (sampling): specs whose outcome depends on sampling "
+			       "(msr/tsc/, ...) differ for that reason", pb->name, path);
+	return EXIT_CLEAN;
+}
 
 static void progress_tty(size_t done, size_t total, size_t distinct, void *data)
 {
@@ -47,7 +113,10 @@ int cmd_probe(int argc, char **argv)
 	g_auto(GStrv) pmus_opt = NULL;
 	g_auto(GStrv) events_opt = NULL;
 	g_auto(GStrv) profiles_opt = NULL;
-	gboolean full = FALSE, per_task = FALSE;
+	g_auto(GStrv) perf_bins = NULL;
+	g_autoptr(GPtrArray) bins = g_ptr_array_new_with_free_func((GDestroyNotify)perfbin_free);
+	gboolean full = FALSE, per_task = FALSE, list_all = FALSE;
+	gint jobs = 0;
 	GOptionEntry entries[] = {
 		{ "json", 0, 0, G_OPTION_ARG_FILENAME, &json_path,
 		  "also write the result file (schema pmucanary/1, kind probe) to FILE; "
@@ -70,8 +139,18 @@ int cmd_probe(int argc, char **argv)
 		{ "per-task", 0, 0, G_OPTION_ARG_NONE, &per_task,
 		  "open per task (pid 0, cpu -1) instead of system-wide on every CPU "
 		  "(automatic when not root and perf_event_paranoid > 0)", NULL },
+		{ "perf-binary", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &perf_bins,
+		  "also probe a real perf binary (repeatable): each spec of the sweep is "
+		  "run as `PATH stat -e SPEC -a -- true` under the tracer; its column is "
+		  "named bin:perf-<version>", "PATH" },
+		{ "jobs", 0, 0, G_OPTION_ARG_INT, &jobs,
+		  "traced perf processes at once for --perf-binary (default: online CPUs "
+		  "x 2)", "N" },
+		{ "list-all", 0, 0, G_OPTION_ARG_NONE, &list_all,
+		  "after the grouped summary, print every non-OK cell, one line each", NULL },
 		{ NULL }
 	};
+	struct results_matrix_opts mopts = { 0 };
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- open every event x modifier "
 							     "combination on this host");
 	struct enumerate_opts eopts = { 0 };
@@ -96,6 +175,10 @@ int cmd_probe(int argc, char **argv)
 		"Modifiers: u/k/h x G/H x 0-3 p (128 per event); each later letter the\n"
 		"profile knows with the p and G/H variants (16 each); --full: every\n"
 		"combination. Profile raw: exclude_* x precise_ip (256 per event).\n\n"
+		"Output: the count table (rows profiles; 'rejected' = the profile's parser\n"
+		"refused the spec, no syscall), then the specs profiles disagree on, then the\n"
+		"non-OK cells grouped by outcome and tries (--list-all: every cell).\n"
+		"--perf-binary adds a real perf binary as a column, traced per spec.\n\n"
 		"Exit: 0 probed, 2 bad input, 125 could not probe.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	if (!cli_parse(ctx, "probe", &argc, &argv))
@@ -104,6 +187,25 @@ int cmd_probe(int argc, char **argv)
 		fprintf(stderr, "pmucanary probe: unexpected argument '%s' (see pmucanary "
 			"probe --help)\n", argv[1]);
 		return EXIT_USAGE;
+	}
+	if (jobs < 0) {
+		fprintf(stderr, "pmucanary probe: --jobs %d: must be 1 or more\n", jobs);
+		return EXIT_USAGE;
+	}
+	/* Every binary must say its version before any work is done. */
+	for (char **b = perf_bins; b && *b; b++) {
+		struct perfbin *pb = NULL;
+
+		if (access(*b, X_OK) < 0) {
+			fprintf(stderr, "pmucanary probe: --perf-binary %s: %s\n", *b,
+				g_strerror(errno));
+			return EXIT_USAGE;
+		}
+		if (perfbin_open(*b, &pb) < 0) {
+			fprintf(stderr, "pmucanary probe: --perf-binary %s\n", pc_errmsg());
+			return EXIT_USAGE;
+		}
+		g_ptr_array_add(bins, pb);
 	}
 	if (json_path && !json_target_ok(json_path))
 		return EXIT_USAGE;
@@ -149,9 +251,15 @@ int cmd_probe(int argc, char **argv)
 		return EXIT_INFRA;
 	}
 	prober_run(pr, set);
+	for (unsigned int i = 0; i < bins->len; i++) {
+		rc = probe_perf_binary(bins->pdata[i], pmus, &eopts, (unsigned int)jobs, tty, set);
+		if (rc != EXIT_CLEAN)
+			return rc;
+	}
 
 	out = g_string_new(NULL);
-	results_format_matrix(set, out);
+	mopts.list_all = list_all;
+	results_format_matrix_opts(set, &mopts, out);
 	fputs(out->str, stdout);
 	fflush(stdout);
 	if (json_path) {

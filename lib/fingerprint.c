@@ -227,14 +227,61 @@ static json_t *kvm_params_json(void)
 	return mods;
 }
 
+/* The kvm* modules other than kvm itself that are loaded, "a, b"; NULL when
+ * none. Built-in modules appear in /sys/module too. */
+static char *kvm_providers(const char *module_root)
+{
+	g_autoptr(GDir) dir = g_dir_open(module_root, 0, NULL);
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	const char *mod;
+
+	while (dir && (mod = g_dir_read_name(dir)))
+		if (g_str_has_prefix(mod, "kvm_"))
+			g_ptr_array_add(names, g_strdup(mod));
+	if (!names->len)
+		return NULL;
+	g_ptr_array_sort(names, names_cmp);
+	g_ptr_array_add(names, NULL);
+	return g_strjoinv(", ", (char **)names->pdata);
+}
+
+const char *fingerprint_accel_detect(const char *dev_kvm, const char *module_root,
+				     char **reason)
+{
+	g_autofree char *intel = g_build_filename(module_root, "kvm_intel", NULL);
+	g_autofree char *amd = g_build_filename(module_root, "kvm_amd", NULL);
+	g_autofree char *others = NULL;
+	int fd = open(dev_kvm, O_RDWR | O_CLOEXEC);
+	const char *accel = "tcg";
+	char *why;
+
+	if (fd < 0) {
+		why = g_strdup_printf("%s does not open read-write: %s", dev_kvm,
+				      g_strerror(errno));
+	} else if (access(intel, F_OK) == 0 || access(amd, F_OK) == 0) {
+		accel = "kvm";
+		why = g_strdup_printf("%s opens and %s is loaded", dev_kvm,
+				      access(intel, F_OK) == 0 ? "kvm_intel" : "kvm_amd");
+	} else {
+		/* kvm_pvm (and the like) register /dev/kvm but cannot run an
+		 * ordinary guest: QEMU/libvirt must use TCG there. */
+		others = kvm_providers(module_root);
+		why = others ? g_strdup_printf("%s is %s, no kvm_intel/kvm_amd", dev_kvm, others)
+			     : g_strdup_printf("%s opens but neither kvm_intel nor kvm_amd "
+					       "is loaded", dev_kvm);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (reason)
+		*reason = why;
+	else
+		g_free(why);
+	return accel;
+}
+
 const char *fingerprint_accel(void)
 {
-	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return "tcg";
-	close(fd);
-	return "kvm";
+	return fingerprint_accel_detect("/dev/kvm", "/sys/module", NULL);
 }
 
 static json_t *libvirt_version_json(void)
@@ -288,7 +335,13 @@ int fingerprint_collect(const struct pmu_set *pmus, json_t **out)
 			    int_file("/proc/sys/kernel/perf_event_paranoid"));
 	json_object_set_new(fp, "nmi_watchdog", int_file("/proc/sys/kernel/nmi_watchdog"));
 	json_object_set_new(fp, "kvm", kvm_params_json());
-	json_object_set_new(fp, "accel", json_string(fingerprint_accel()));
+	{
+		g_autofree char *reason = NULL;
+		const char *accel = fingerprint_accel_detect("/dev/kvm", "/sys/module", &reason);
+
+		json_object_set_new(fp, "accel", json_string(accel));
+		json_object_set_new(fp, "accel_reason", json_string(reason));
+	}
 	json_object_set_new(fp, "libvirt_version", libvirt_version_json());
 	json_object_set_new(fp, "qemu_version", qemu_version_json());
 	*out = fp;

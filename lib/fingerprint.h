@@ -7,6 +7,7 @@
  *            "formats": {name: bits}}],
  *  "hw_pmu": bool, "perf_event_paranoid": int|null, "nmi_watchdog": int|null,
  *  "kvm": {"<module>": {"<param>": "value"}}, "accel": "kvm"|"tcg",
+ *  "accel_reason": "/dev/kvm is kvm_pvm, no kvm_intel/kvm_amd",
  *  "libvirt_version": "9.0.0"|null, "qemu_version": "7.2.22 (...)"|null}
  *
  * Anything the host does not expose is null, never an error: a fingerprint
@@ -27,7 +28,14 @@ int fingerprint_collect(const struct pmu_set *pmus, json_t **out);
  * cpu_core, cpu_atom or armv8_* / armv7_*. */
 bool fingerprint_pmu_is_hw(const char *name, uint32_t type);
 
-/* "kvm" when /dev/kvm opens read-write, else "tcg". */
+/* "kvm" when dev_kvm opens read-write AND kvm_intel or kvm_amd is in
+ * module_root (/sys/module; built-in modules appear there too), else "tcg":
+ * a /dev/kvm from another module (kvm_pvm) cannot run ordinary guests.
+ * *reason (may be NULL; caller g_free()s) says why, e.g. "/dev/kvm is
+ * kvm_pvm, no kvm_intel/kvm_amd". */
+const char *fingerprint_accel_detect(const char *dev_kvm, const char *module_root,
+				     char **reason);
+/* fingerprint_accel_detect("/dev/kvm", "/sys/module", NULL). */
 const char *fingerprint_accel(void);
 
 /* The build id from an ELF note blob (/sys/kernel/notes); NULL if none. */

@@ -112,8 +112,11 @@ char *results_spec_event(const char *spec)
 
 	if (br && spec[strlen(spec) - 1] == ']')
 		return g_strndup(spec, br - spec);
-	/* pmu/terms/: the modifiers follow the closing slash. */
-	colon = strchr(slash ? slash : spec, ':');
+	/* pmu/terms/: the modifiers follow the closing slash, with or without
+	 * a colon ("msr/tsc/u", "msr/tsc/:u"). */
+	if (slash && slash != spec && strchr(spec, '/') != slash)
+		return g_strndup(spec, slash + 1 - spec);
+	colon = strchr(spec, ':');
 	return colon ? g_strndup(spec, colon - spec) : g_strdup(spec);
 }
 
@@ -666,8 +669,394 @@ static void cell_format_line(const struct cell *c, GString *out)
 	g_string_append_c(out, '\n');
 }
 
+/* The table's columns: every outcome, then the cells the profile rejected
+ * (perf's parser refused the spec: no syscall; outcome EINVAL by
+ * convention), which must not read as the kernel's EINVAL. */
+#define COL_REJECTED OUTCOME_COUNT
+#define NCOL (OUTCOME_COUNT + 1)
+
+static unsigned int cell_col(const struct cell *c)
+{
+	return c->error ? COL_REJECTED : (unsigned int)c->outcome;
+}
+
+static const char *col_name(unsigned int col)
+{
+	return col == COL_REJECTED ? "rejected" : outcome_name(col);
+}
+
+/* What the summary needs about the set, computed once. */
+struct matrix_index {
+	const struct result_set *set;
+	GPtrArray *profiles;       /* char *, in order of first appearance */
+	GPtrArray *events;
+	unsigned int *cell_p, *cell_e;
+	unsigned int *tot;         /* cells per (event, profile): [e * np + p] */
+	unsigned int np, ne;
+};
+
+/* "perf-3.6..perf-modern, raw": profile indices (sorted) as names, runs of
+ * three or more as a range; "every profile" when all are there. */
+static void profiles_describe(const struct matrix_index *mx, const unsigned int *idx,
+			      unsigned int n, GString *out)
+{
+	if (n == mx->np && n > 1) {
+		g_string_append(out, "every profile");
+		return;
+	}
+	for (unsigned int i = 0; i < n;) {
+		unsigned int j = i;
+
+		while (j + 1 < n && idx[j + 1] == idx[j] + 1)
+			j++;
+		g_string_append_printf(out, "%s%s", i ? ", " : "",
+				       (char *)mx->profiles->pdata[idx[i]]);
+		if (j - i >= 2)
+			g_string_append_printf(out, "..%s", (char *)mx->profiles->pdata[idx[j]]);
+		else if (j > i)
+			g_string_append_printf(out, ", %s", (char *)mx->profiles->pdata[idx[j]]);
+		i = j + 1;
+	}
+}
+
+/* Appends words, wrapping at MATRIX_WIDTH with an indent; at most `max`
+ * words, then "(+N more)". */
+static void words_wrap(GString *out, const char *indent, char **words, unsigned int n,
+		       unsigned int max)
+{
+	size_t col = strlen(indent);
+
+	g_string_append(out, indent);
+	for (unsigned int i = 0; i < n && i < max; i++) {
+		size_t w = strlen(words[i]) + 1;
+
+		if (i && col + w > MATRIX_WIDTH) {
+			g_string_append_printf(out, "\n%s", indent);
+			col = strlen(indent);
+		}
+		g_string_append_printf(out, "%s%s", i && col > strlen(indent) ? " " : "", words[i]);
+		col += w;
+	}
+	if (n > max)
+		g_string_append_printf(out, " (+%u more)", n - max);
+	g_string_append_c(out, '\n');
+}
+
+/* The group title of a non-OK (or fallen-back OK) cell: its outcome and
+ * what its tries show. Rejected cells: perf's message without the spec and
+ * the position, so that one parser rule is one group. */
+static char *cell_group_title(const struct cell *c)
+{
+	GString *t = g_string_new(NULL);
+
+	if (c->error) {
+		const char *msg = c->error;
+		size_t sl = strlen(c->spec);
+		g_autoptr(GRegex) at = g_regex_new(" at [0-9]+", 0, 0, NULL);
+		g_autofree char *clean = NULL;
+
+		if (strncmp(msg, c->spec, sl) == 0 && msg[sl] == ':' && msg[sl + 1] == ' ')
+			msg += sl + 2;
+		clean = g_regex_replace_literal(at, msg, -1, 0, "", 0, NULL);
+		g_string_append_printf(t, "rejected by the profile's parser (no syscall): %s",
+				       clean ? clean : msg);
+		return g_string_free(t, FALSE);
+	}
+	g_string_append(t, outcome_name(c->outcome));
+	if (c->tries->len <= 1) {
+		g_string_append(t, c->tries->len ? " at the first try" : " (not opened)");
+	} else {
+		g_string_append(t, " after");
+		for (unsigned int i = 1; i < c->tries->len; i++) {
+			const struct cell_try *tr = &g_array_index(c->tries, struct cell_try, i);
+
+			g_string_append_printf(t, "%s %s -> %s", i > 1 ? ";" : "",
+					       tr->why ? tr->why : "retry", outcome_name(tr->outcome));
+		}
+	}
+	if (c->per_cpu->len)
+		g_string_append(t, " (CPUs disagree)");
+	return g_string_free(t, FALSE);
+}
+
+struct matrix_group {
+	char *title;
+	GArray *cells;             /* unsigned int: cell indices */
+};
+
+static void matrix_group_free(void *p)
+{
+	struct matrix_group *g = p;
+
+	g_free(g->title);
+	g_array_unref(g->cells);
+	g_free(g);
+}
+
+static gint group_cmp_size(gconstpointer a, gconstpointer b)
+{
+	const struct matrix_group *ga = *(struct matrix_group *const *)a;
+	const struct matrix_group *gb = *(struct matrix_group *const *)b;
+
+	if (ga->cells->len != gb->cells->len)
+		return ga->cells->len > gb->cells->len ? -1 : 1;
+	return strcmp(ga->title, gb->title);
+}
+
+/* One set of events that a group covers the same way under every profile. */
+struct event_cluster {
+	char *sig;
+	GPtrArray *names;          /* char *, borrowed */
+	unsigned int cells;
+	unsigned int first_e;
+};
+
+static void event_cluster_free(void *p)
+{
+	struct event_cluster *ec = p;
+
+	g_free(ec->sig);
+	g_ptr_array_unref(ec->names);
+	g_free(ec);
+}
+
+static gint cluster_cmp_size(gconstpointer a, gconstpointer b)
+{
+	const struct event_cluster *ca = *(struct event_cluster *const *)a;
+	const struct event_cluster *cb = *(struct event_cluster *const *)b;
+
+	if (ca->cells != cb->cells)
+		return ca->cells > cb->cells ? -1 : 1;
+	return ca->first_e < cb->first_e ? -1 : ca->first_e > cb->first_e;
+}
+
+/* "every spec of perf-3.6..perf-modern, raw; 32 of 128 specs of perf-3.1":
+ * how much of each profile's sweep of event e the group covers. */
+static char *coverage_describe(const struct matrix_index *mx, const unsigned int *gc,
+			       unsigned int e)
+{
+	GString *d = g_string_new(NULL);
+	g_autofree unsigned int *idx = g_new0(unsigned int, mx->np + 1);
+	g_autofree bool *done = g_new0(bool, mx->np + 1);
+	unsigned int cnt = 0;
+
+	/* Whole sweeps first, whatever their size, then partial ones by k of n. */
+	for (unsigned int p = 0; p < mx->np; p++) {
+		unsigned int k = gc[(size_t)e * mx->np + p], n = mx->tot[(size_t)e * mx->np + p];
+
+		if (k && k == n) {
+			done[p] = true;
+			idx[cnt++] = p;
+		}
+	}
+	if (cnt) {
+		g_string_append(d, "every spec of ");
+		profiles_describe(mx, idx, cnt, d);
+	}
+	for (unsigned int p = 0; p < mx->np; p++) {
+		unsigned int k = gc[(size_t)e * mx->np + p], n = mx->tot[(size_t)e * mx->np + p];
+
+		if (done[p] || !k)
+			continue;
+		cnt = 0;
+		for (unsigned int q = p; q < mx->np; q++)
+			if (!done[q] && gc[(size_t)e * mx->np + q] == k &&
+			    mx->tot[(size_t)e * mx->np + q] == n) {
+				done[q] = true;
+				idx[cnt++] = q;
+			}
+		g_string_append_printf(d, "%s%u of %u specs of ", d->len ? "; " : "", k, n);
+		profiles_describe(mx, idx, cnt, d);
+	}
+	return g_string_free(d, FALSE);
+}
+
+#define GROUP_MAX_CLUSTERS 8
+#define GROUP_MAX_EVENTS 60
+#define GROUP_LIST_CELLS 3
+
+static void cell_format_line(const struct cell *c, GString *out);
+
+static void group_format(const struct matrix_index *mx, const struct matrix_group *g,
+			 GString *out)
+{
+	g_autofree unsigned int *gc = g_new0(unsigned int, (size_t)mx->ne * mx->np + 1);
+	g_autoptr(GPtrArray) clusters = g_ptr_array_new_with_free_func(event_cluster_free);
+	g_autoptr(GHashTable) by_sig = g_hash_table_new(g_str_hash, g_str_equal);
+	unsigned int shown = 0;
+
+	g_string_append_printf(out, "\n%s: %u cell%s\n", g->title, g->cells->len,
+			       g->cells->len == 1 ? "" : "s");
+	if (g->cells->len <= GROUP_LIST_CELLS) {
+		for (unsigned int i = 0; i < g->cells->len; i++)
+			cell_format_line(mx->set->cells->pdata[g_array_index(g->cells,
+									     unsigned int, i)], out);
+		return;
+	}
+	for (unsigned int i = 0; i < g->cells->len; i++) {
+		unsigned int ci = g_array_index(g->cells, unsigned int, i);
+
+		gc[(size_t)mx->cell_e[ci] * mx->np + mx->cell_p[ci]]++;
+	}
+	for (unsigned int e = 0; e < mx->ne; e++) {
+		g_autofree char *sig = NULL;
+		struct event_cluster *ec;
+		unsigned int cells = 0;
+
+		for (unsigned int p = 0; p < mx->np; p++)
+			cells += gc[(size_t)e * mx->np + p];
+		if (!cells)
+			continue;
+		sig = coverage_describe(mx, gc, e);
+		ec = g_hash_table_lookup(by_sig, sig);
+		if (!ec) {
+			ec = g_new0(struct event_cluster, 1);
+			ec->sig = g_steal_pointer(&sig);
+			ec->names = g_ptr_array_new();
+			ec->first_e = e;
+			g_ptr_array_add(clusters, ec);
+			g_hash_table_insert(by_sig, ec->sig, ec);
+		}
+		g_ptr_array_add(ec->names, mx->events->pdata[e]);
+		ec->cells += cells;
+	}
+	g_ptr_array_sort(clusters, cluster_cmp_size);
+	for (unsigned int i = 0; i < clusters->len && shown < GROUP_MAX_CLUSTERS; i++, shown++) {
+		const struct event_cluster *ec = clusters->pdata[i];
+
+		if (ec->names->len == 1) {
+			g_string_append_printf(out, "  %s, %u cell%s: %s\n",
+					       (char *)ec->names->pdata[0], ec->cells,
+					       ec->cells == 1 ? "" : "s", ec->sig);
+			continue;
+		}
+		g_string_append_printf(out, "  %u events, %u cells: %s:\n", ec->names->len,
+				       ec->cells, ec->sig);
+		words_wrap(out, "      ", (char **)ec->names->pdata, ec->names->len,
+			   GROUP_MAX_EVENTS);
+	}
+	if (clusters->len > shown) {
+		unsigned int rest = 0;
+
+		for (unsigned int i = shown; i < clusters->len; i++)
+			rest += ((struct event_cluster *)clusters->pdata[i])->cells;
+		g_string_append_printf(out, "  ... %u more event sets (%u cells)\n",
+				       clusters->len - shown, rest);
+	}
+}
+
+/* Specs that two profiles both encoded but the kernel answered differently
+ * (the binary axis: OK under one perf release, an errno under another).
+ * Specs where the only difference is that a profile's parser rejected the
+ * spec are counted, not listed: the rejected groups show them. */
+static void disagreements_format(const struct matrix_index *mx, unsigned int max_lines,
+				 GString *out)
+{
+	const struct result_set *set = mx->set;
+	g_autoptr(GHashTable) by_spec = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+							       (GDestroyNotify)g_array_unref);
+	g_autoptr(GPtrArray) specs = g_ptr_array_new();
+	g_autoptr(GHashTable) by_sig = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+							      (GDestroyNotify)g_ptr_array_unref);
+	g_autoptr(GPtrArray) sigs = g_ptr_array_new();
+	g_autofree unsigned int *idx = g_new0(unsigned int, mx->np + 1);
+	unsigned int rejected_only = 0, nspecs = 0, lines = 0;
+
+	for (unsigned int i = 0; i < set->cells->len; i++) {
+		const struct cell *c = set->cells->pdata[i];
+		GArray *a = g_hash_table_lookup(by_spec, c->spec);
+
+		if (!a) {
+			a = g_array_new(FALSE, FALSE, sizeof(unsigned int));
+			g_hash_table_insert(by_spec, c->spec, a);
+			g_ptr_array_add(specs, c->spec);
+		}
+		g_array_append_val(a, i);
+	}
+	for (unsigned int s = 0; s < specs->len; s++) {
+		GArray *a = g_hash_table_lookup(by_spec, specs->pdata[s]);
+		unsigned int cols[NCOL] = { 0 };
+		unsigned int kinds = 0;
+		GString *sig;
+		GPtrArray *list;
+
+		if (a->len < 2)
+			continue;
+		for (unsigned int i = 0; i < a->len; i++) {
+			const struct cell *c = set->cells->pdata[g_array_index(a, unsigned int, i)];
+
+			if (!cols[cell_col(c)]++ && !c->error)
+				kinds++;
+		}
+		if (kinds < 2) {
+			rejected_only += kinds == 1 && cols[COL_REJECTED];
+			continue;
+		}
+		nspecs++;
+		/* "EINVAL: perf-3.1; OK: perf-3.6..perf-modern", columns in table
+		 * order, profiles in table order. */
+		sig = g_string_new(NULL);
+		for (unsigned int col = 0; col < NCOL; col++) {
+			unsigned int n = 0;
+
+			if (!cols[col])
+				continue;
+			for (unsigned int p = 0; p < mx->np; p++)
+				for (unsigned int i = 0; i < a->len; i++) {
+					unsigned int ci = g_array_index(a, unsigned int, i);
+
+					if (mx->cell_p[ci] == p &&
+					    cell_col(set->cells->pdata[ci]) == col) {
+						idx[n++] = p;
+						break;
+					}
+				}
+			g_string_append_printf(sig, "%s%s under ", sig->len ? "; " : "", col_name(col));
+			profiles_describe(mx, idx, n, sig);
+		}
+		list = g_hash_table_lookup(by_sig, sig->str);
+		if (!list) {
+			list = g_ptr_array_new();
+			g_ptr_array_add(sigs, sig->str);
+			g_hash_table_insert(by_sig, g_string_free(sig, FALSE), list);
+		} else {
+			g_string_free(sig, TRUE);
+		}
+		g_ptr_array_add(list, specs->pdata[s]);
+	}
+	if (!nspecs && !rejected_only)
+		return;
+	g_string_append_printf(out, "\nprofiles disagree on %u spec%s (same spec, different "
+			       "outcome from the kernel under different profiles):\n", nspecs,
+			       nspecs == 1 ? "" : "s");
+	for (unsigned int i = 0; i < sigs->len; i++) {
+		GPtrArray *list = g_hash_table_lookup(by_sig, sigs->pdata[i]);
+
+		if (lines >= max_lines) {
+			g_string_append_printf(out, "  ... more (--list-all prints every cell)\n");
+			break;
+		}
+		g_string_append_printf(out, "  %s (%u spec%s):\n", (char *)sigs->pdata[i],
+				       list->len, list->len == 1 ? "" : "s");
+		words_wrap(out, "      ", (char **)list->pdata, list->len, 40);
+		lines += 2 + list->len / 8;
+	}
+	if (rejected_only)
+		g_string_append_printf(out, "  and %u spec%s where the only difference is that a "
+				       "profile's parser rejects %s (see the rejected groups)\n",
+				       rejected_only, rejected_only == 1 ? "" : "s",
+				       rejected_only == 1 ? "it" : "them");
+}
+
 void results_format_matrix(const struct result_set *set, GString *out)
 {
+	results_format_matrix_opts(set, NULL, out);
+}
+
+void results_format_matrix_opts(const struct result_set *set,
+				const struct results_matrix_opts *opts, GString *out)
+{
+	static const struct results_matrix_opts defaults = { 0 };
 	g_autoptr(GPtrArray) profiles = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GHashTable) pidx = g_hash_table_new(g_str_hash, g_str_equal);
@@ -676,9 +1065,16 @@ void results_format_matrix(const struct result_set *set, GString *out)
 	g_autofree unsigned int *cell_e = g_new0(unsigned int, set->cells->len + 1);
 	g_autofree unsigned int *counts = NULL;
 	g_autofree unsigned int *width = NULL;
-	unsigned int total[OUTCOME_COUNT] = { 0 };
-	unsigned int np, ne, pw = strlen("profile"), nonok = 0;
+	g_autofree unsigned int *tot = NULL;
+	g_autoptr(GPtrArray) groups = g_ptr_array_new_with_free_func(matrix_group_free);
+	g_autoptr(GPtrArray) okgroups = g_ptr_array_new_with_free_func(matrix_group_free);
+	g_autoptr(GHashTable) gidx = g_hash_table_new(g_str_hash, g_str_equal);
+	unsigned int total[NCOL] = { 0 };
+	unsigned int np, ne, pw = strlen("profile"), nonok = 0, harms = 0, fellback = 0;
+	struct matrix_index mx = { 0 };
 
+	if (!opts)
+		opts = &defaults;
 	g_string_append_printf(out, "pmucanary %s %s  kernel %s  accel %s  tool %s  %s\n",
 			       results_kind_name(set->kind), set->run_id, set->kernel,
 			       set->accel, set->tool_version, set->created);
@@ -694,50 +1090,55 @@ void results_format_matrix(const struct result_set *set, GString *out)
 
 		cell_p[i] = index_of(profiles, pidx, c->profile);
 		cell_e[i] = index_of(events, eidx, ev);
-		total[c->outcome]++;
+		total[cell_col(c)]++;
 		nonok += c->outcome != OUTCOME_OK;
 	}
 	np = profiles->len;
 	ne = events->len;
 	g_string_append_printf(out, "cells: %u (", set->cells->len);
-	for (int o = 0, first = 1; o < OUTCOME_COUNT; o++)
+	for (unsigned int o = 0, first = 1; o < NCOL; o++)
 		if (total[o]) {
-			g_string_append_printf(out, "%s%s %u", first ? "" : ", ",
-					       outcome_name(o), total[o]);
+			g_string_append_printf(out, "%s%s %u", first ? "" : ", ", col_name(o),
+					       total[o]);
 			first = 0;
 		}
 	g_string_append_printf(out, ")  profiles: %u  events: %u\n", np, ne);
+	if (total[COL_REJECTED])
+		g_string_append(out, "  (rejected: the profile's parser refused the spec, no "
+			       "syscall was made; EINVAL counts only the kernel's answers)\n");
 	if (!set->cells->len)
 		return;
 
-	counts = g_new0(unsigned int, (size_t)ne * np * OUTCOME_COUNT);
+	counts = g_new0(unsigned int, (size_t)ne * np * NCOL);
+	tot = g_new0(unsigned int, (size_t)ne * np);
 	for (unsigned int i = 0; i < set->cells->len; i++) {
 		const struct cell *c = set->cells->pdata[i];
 
-		counts[((size_t)cell_e[i] * np + cell_p[i]) * OUTCOME_COUNT + c->outcome]++;
+		counts[((size_t)cell_e[i] * np + cell_p[i]) * NCOL + cell_col(c)]++;
+		tot[(size_t)cell_e[i] * np + cell_p[i]]++;
 	}
 	for (unsigned int p = 0; p < np; p++)
 		pw = MAX(pw, strlen(profiles->pdata[p]));
 
-	/* Width of each (event, outcome) column; 0 when no cell has it. */
-	width = g_new0(unsigned int, (size_t)ne * OUTCOME_COUNT);
+	/* Width of each (event, column); 0 when no cell has it. */
+	width = g_new0(unsigned int, (size_t)ne * NCOL);
 	for (unsigned int e = 0; e < ne; e++) {
 		unsigned int gw = 0, last = 0;
 
-		for (int o = 0; o < OUTCOME_COUNT; o++) {
+		for (unsigned int o = 0; o < NCOL; o++) {
 			unsigned int maxc = 0;
 
 			for (unsigned int p = 0; p < np; p++)
-				maxc = MAX(maxc, counts[((size_t)e * np + p) * OUTCOME_COUNT + o]);
+				maxc = MAX(maxc, counts[((size_t)e * np + p) * NCOL + o]);
 			if (!maxc)
 				continue;
-			width[e * OUTCOME_COUNT + o] = MAX(strlen(outcome_name(o)),
-							   (size_t)snprintf(NULL, 0, "%u", maxc));
-			gw += width[e * OUTCOME_COUNT + o] + 1;
+			width[e * NCOL + o] = MAX(strlen(col_name(o)),
+						  (size_t)snprintf(NULL, 0, "%u", maxc));
+			gw += width[e * NCOL + o] + 1;
 			last = o;
 		}
 		if (gw < strlen(events->pdata[e]) + 1)
-			width[e * OUTCOME_COUNT + last] += strlen(events->pdata[e]) + 1 - gw;
+			width[e * NCOL + last] += strlen(events->pdata[e]) + 1 - gw;
 	}
 
 	for (unsigned int first = 0; first < ne;) {
@@ -747,9 +1148,9 @@ void results_format_matrix(const struct result_set *set, GString *out)
 		while (end < ne) {
 			unsigned int gw = 2;
 
-			for (int o = 0; o < OUTCOME_COUNT; o++)
-				if (width[end * OUTCOME_COUNT + o])
-					gw += width[end * OUTCOME_COUNT + o] + 1;
+			for (unsigned int o = 0; o < NCOL; o++)
+				if (width[end * NCOL + o])
+					gw += width[end * NCOL + o] + 1;
 			if (end > first && lw + gw > MATRIX_WIDTH)
 				break;
 			lw += gw;
@@ -759,20 +1160,19 @@ void results_format_matrix(const struct result_set *set, GString *out)
 		for (unsigned int e = first; e < end; e++) {
 			unsigned int gw = 0;
 
-			for (int o = 0; o < OUTCOME_COUNT; o++)
-				if (width[e * OUTCOME_COUNT + o])
-					gw += width[e * OUTCOME_COUNT + o] + 1;
+			for (unsigned int o = 0; o < NCOL; o++)
+				if (width[e * NCOL + o])
+					gw += width[e * NCOL + o] + 1;
 			g_string_append_printf(out, " | %-*s", gw - 1, (char *)events->pdata[e]);
 		}
 		g_string_append_printf(out, "\n%-*s", pw, "profile");
 		for (unsigned int e = first; e < end; e++) {
 			const char *sep = " | ";
 
-			for (int o = 0; o < OUTCOME_COUNT; o++)
-				if (width[e * OUTCOME_COUNT + o]) {
-					g_string_append_printf(out, "%s%-*s", sep,
-							       width[e * OUTCOME_COUNT + o],
-							       outcome_name(o));
+			for (unsigned int o = 0; o < NCOL; o++)
+				if (width[e * NCOL + o]) {
+					g_string_append_printf(out, "%s%-*s", sep, width[e * NCOL + o],
+							       col_name(o));
 					sep = " ";
 				}
 		}
@@ -782,11 +1182,11 @@ void results_format_matrix(const struct result_set *set, GString *out)
 			for (unsigned int e = first; e < end; e++) {
 				const char *sep = " | ";
 
-				for (int o = 0; o < OUTCOME_COUNT; o++)
-					if (width[e * OUTCOME_COUNT + o]) {
+				for (unsigned int o = 0; o < NCOL; o++)
+					if (width[e * NCOL + o]) {
 						g_string_append_printf(
-							out, "%s%-*u", sep, width[e * OUTCOME_COUNT + o],
-							counts[((size_t)e * np + p) * OUTCOME_COUNT + o]);
+							out, "%s%-*u", sep, width[e * NCOL + o],
+							counts[((size_t)e * np + p) * NCOL + o]);
 						sep = " ";
 					}
 			}
@@ -795,11 +1195,85 @@ void results_format_matrix(const struct result_set *set, GString *out)
 		first = end;
 	}
 
-	g_string_append_printf(out, "\nnon-OK cells: %u\n", nonok);
+	mx.set = set;
+	mx.profiles = profiles;
+	mx.events = events;
+	mx.cell_p = cell_p;
+	mx.cell_e = cell_e;
+	mx.tot = tot;
+	mx.np = np;
+	mx.ne = ne;
+
+	/* Harm and INFRA first, every cell: they are what a run is for. */
 	for (unsigned int i = 0; i < set->cells->len; i++) {
 		const struct cell *c = set->cells->pdata[i];
 
-		if (c->outcome != OUTCOME_OK)
-			cell_format_line(c, out);
+		if (!outcome_is_harm(c->outcome) && c->outcome != OUTCOME_INFRA)
+			continue;
+		if (!harms++)
+			g_string_append(out, "\nharm and could-not-test cells:\n");
+		cell_format_line(c, out);
+	}
+
+	disagreements_format(&mx, opts->max_disagree_lines ? opts->max_disagree_lines : 60, out);
+
+	for (unsigned int i = 0; i < set->cells->len; i++) {
+		const struct cell *c = set->cells->pdata[i];
+		g_autofree char *title = NULL;
+		struct matrix_group *g;
+		bool ok = c->outcome == OUTCOME_OK;
+
+		if (ok && c->tries->len <= 1)
+			continue;
+		if (outcome_is_harm(c->outcome) || c->outcome == OUTCOME_INFRA)
+			continue;
+		fellback += ok;
+		title = cell_group_title(c);
+		g = g_hash_table_lookup(gidx, title);
+		if (!g) {
+			g = g_new0(struct matrix_group, 1);
+			g->title = g_steal_pointer(&title);
+			g->cells = g_array_new(FALSE, FALSE, sizeof(unsigned int));
+			g_ptr_array_add(ok ? okgroups : groups, g);
+			g_hash_table_insert(gidx, g->title, g);
+		}
+		g_array_append_val(g->cells, i);
+	}
+	g_ptr_array_sort(groups, group_cmp_size);
+	g_ptr_array_sort(okgroups, group_cmp_size);
+
+	g_string_append_printf(out, "\nnon-OK cells: %u", nonok);
+	if (nonok) {
+		g_string_append(out, " (");
+		for (unsigned int o = 1, first = 1; o < NCOL; o++)
+			if (total[o]) {
+				g_string_append_printf(out, "%s%s %u", first ? "" : ", ",
+						       o == COL_REJECTED ? "rejected by the profile"
+								         : col_name(o),
+						       total[o]);
+				first = 0;
+			}
+		g_string_append_printf(out, ") in %u group%s by outcome and tries%s\n",
+				       groups->len, groups->len == 1 ? "" : "s",
+				       opts->list_all ? "" : "; --list-all prints every cell");
+	} else {
+		g_string_append_c(out, '\n');
+	}
+	for (unsigned int i = 0; i < groups->len; i++)
+		group_format(&mx, groups->pdata[i], out);
+	if (fellback) {
+		g_string_append_printf(out, "\nOK only after a fallback: %u cells\n", fellback);
+		for (unsigned int i = 0; i < okgroups->len; i++)
+			group_format(&mx, okgroups->pdata[i], out);
+	}
+
+	if (opts->list_all && nonok) {
+		g_string_append_printf(out, "\nevery non-OK cell (%u):\n", nonok);
+		for (unsigned int i = 0; i < set->cells->len; i++) {
+			const struct cell *c = set->cells->pdata[i];
+
+			if (c->outcome != OUTCOME_OK)
+				cell_format_line(c, out);
+		}
 	}
 }

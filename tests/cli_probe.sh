@@ -18,7 +18,7 @@ check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; 
 # --help names every option.
 help=$("$bin" probe --help 2>&1); rc=$?
 check "--help exits 0" [ "$rc" -eq 0 ]
-for o in --json --pmu --event --profile --full --sysfs --per-task; do
+for o in --json --pmu --event --profile --full --sysfs --per-task --perf-binary --jobs --list-all; do
 	check "--help describes $o" grep -q -- "$o" <<<"$help"
 done
 
@@ -60,8 +60,43 @@ if command -v jq >/dev/null; then
 	if [ ! -e /dev/kvm ]; then
 		check "TCG limitation" j 'any(.limitations[]; test("TCG"))'
 	fi
+	check "accel_reason in the fingerprint" j '.host.accel_reason | type == "string"'
+	if [ -e /dev/kvm ] && [ ! -e /sys/module/kvm_intel ] && [ ! -e /sys/module/kvm_amd ]; then
+		check "/dev/kvm without kvm_intel/kvm_amd is tcg" j '.accel == "tcg"'
+	fi
 else
 	echo "# jq not found: schema checks skipped"
+fi
+
+# The readable summary: a screenful, not a line per cell; rejected specs in
+# their own column; --list-all gives every cell.
+out=$("$bin" probe --pmu software --profile perf-3.1 --profile perf-6.1 2>/dev/null)
+check "summary: rejected column" grep -q "| OK  rejected" <<<"$out"
+check "summary: rejected group names the parser rule" \
+	grep -q "^rejected by the profile's parser (no syscall): unknown modifier 'G'" <<<"$out"
+check "summary: short" [ "$(wc -l <<<"$out")" -lt 150 ]
+all=$("$bin" probe --pmu software --profile perf-3.1 --profile perf-6.1 --list-all 2>/dev/null)
+check "--list-all: every non-OK cell" grep -q "^  perf-3.1     cpu-clock:G .*rejected: " <<<"$all"
+check "default: no flat list" [ "$(grep -c '^  perf-3.1     cpu-clock:' <<<"$out")" -eq 0 ]
+
+# A real perf binary as a column (Debian's perf; skipped without it).
+if [ -x /usr/bin/perf ] && [ "$(id -u)" -eq 0 ]; then
+	out=$("$bin" probe --event cpu-clock --profile perf-6.1 --perf-binary /usr/bin/perf \
+		--json "$tmp/b.json" 2>"$tmp/err"); rc=$?
+	check "--perf-binary exits 0" [ "$rc" -eq 0 ]
+	check "--perf-binary: a bin:perf-<version> row" grep -q "^bin:perf-[0-9]" <<<"$out"
+	if command -v jq >/dev/null; then
+		check "--perf-binary: cpu-clock traced and OK" jq -e 'any(.cells[];
+			(.profile | startswith("bin:perf-")) and .spec == "cpu-clock"
+			and .outcome == "OK" and (.tries | length) >= 1)' "$tmp/b.json" >/dev/null
+		check "--perf-binary: as many specs as perf-6.1" jq -e '
+			([.cells[] | select(.profile == "perf-6.1")] | length) ==
+			([.cells[] | select(.profile | startswith("bin:"))] | length)' \
+			"$tmp/b.json" >/dev/null
+	fi
+	rm -f "$tmp/b.json"
+else
+	echo "# /usr/bin/perf or root missing: --perf-binary checks skipped"
 fi
 
 # Bad input: exit 2, one line naming it, no file left behind.
@@ -80,6 +115,8 @@ expect2 "unknown event" "no-such-event" --event no-such-event
 expect2 "unknown pmu" "nopmu" --pmu nopmu
 expect2 "unreadable sysfs" "$tmp/nosysfs" --sysfs "$tmp/nosysfs"
 expect2 "bad option" "--frobnicate" --frobnicate
+expect2 "missing perf binary" "$tmp/noperf" --perf-binary "$tmp/noperf"
+expect2 "not a perf binary" "/bin/true" --pmu software --perf-binary /bin/true
 err=$("$bin" probe --json "$tmp/nodir/x.json" --pmu software 2>&1 >/dev/null); rc=$?
 check "unwritable --json: exit 2" [ "$rc" -eq 2 ]
 check "unwritable --json: names the path" grep -q "$tmp/nodir" <<<"$err"

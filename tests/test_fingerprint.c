@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <glib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -46,9 +47,14 @@ static void test_host(void **state)
 					NULL, NULL));
 	assert_int_equal(json_integer_value(json_object_get(fp, "perf_event_paranoid")),
 			 atoi(paranoid));
+	/* kvm only when /dev/kvm opens and a real KVM module is there: a
+	 * kvm_pvm /dev/kvm cannot boot an ordinary guest. */
 	fd = open("/dev/kvm", O_RDWR);
 	accel = json_string_value(json_object_get(fp, "accel"));
-	assert_string_equal(accel, fd >= 0 ? "kvm" : "tcg");
+	assert_string_equal(accel, fd >= 0 && (access("/sys/module/kvm_intel", F_OK) == 0 ||
+						access("/sys/module/kvm_amd", F_OK) == 0)
+					   ? "kvm" : "tcg");
+	assert_true(json_is_string(json_object_get(fp, "accel_reason")));
 	if (fd >= 0)
 		close(fd);
 	if (g_file_test("/sys/module/kvm/parameters/enable_pmu", G_FILE_TEST_EXISTS))
@@ -107,6 +113,39 @@ static void test_fixture_pmus(void **state)
 	pmu_set_free(pmus);
 }
 
+/* A fake /sys/module: /dev/null stands for a /dev/kvm that opens. */
+static void test_accel_detect(void **state)
+{
+	g_autofree char *root = g_dir_make_tmp("pmucanary-mod-XXXXXX", NULL);
+	g_autofree char *kvm = g_build_filename(root, "kvm", NULL);
+	g_autofree char *pvm = g_build_filename(root, "kvm_pvm", NULL);
+	g_autofree char *amd = g_build_filename(root, "kvm_amd", NULL);
+	g_autofree char *missing = g_build_filename(root, "no-such-kvm", NULL);
+	g_autofree char *reason = NULL;
+
+	assert_non_null(root);
+	assert_int_equal(mkdir(kvm, 0755), 0);
+	assert_int_equal(mkdir(pvm, 0755), 0);
+	assert_string_equal(fingerprint_accel_detect("/dev/null", root, &reason), "tcg");
+	assert_string_equal(reason, "/dev/null is kvm_pvm, no kvm_intel/kvm_amd");
+	g_clear_pointer(&reason, g_free);
+
+	assert_string_equal(fingerprint_accel_detect(missing, root, &reason), "tcg");
+	assert_non_null(strstr(reason, "does not open"));
+	g_clear_pointer(&reason, g_free);
+
+	assert_int_equal(mkdir(amd, 0755), 0);
+	assert_string_equal(fingerprint_accel_detect("/dev/null", root, &reason), "kvm");
+	assert_non_null(strstr(reason, "kvm_amd"));
+	assert_string_equal(fingerprint_accel_detect("/dev/null", root, NULL), "kvm");
+
+	rmdir(amd);
+	rmdir(pvm);
+	assert_string_equal(fingerprint_accel_detect("/dev/null", root, NULL), "tcg");
+	rmdir(kvm);
+	rmdir(root);
+}
+
 static void test_pmu_is_hw(void **state)
 {
 	assert_true(fingerprint_pmu_is_hw("cpu", 4));
@@ -135,6 +174,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_host),
 		cmocka_unit_test(test_fixture_pmus),
+		cmocka_unit_test(test_accel_detect),
 		cmocka_unit_test(test_pmu_is_hw),
 		cmocka_unit_test(test_build_id),
 	};
