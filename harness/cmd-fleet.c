@@ -1,9 +1,202 @@
-/* TEMPORARY placeholder until the fleet command lands; replaced by its owner. */
+/* pmucanary fleet: boot a fleet, watch it, print the verdict timeline. */
 #include "commands.h"
+#include "fleet.h"
+#include "image.h"
+#include "log.h"
+
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct selftest {
+	unsigned int guest;
+	char what[16];
+	bool sent;
+};
+
+static void status_print(struct fleet *f, bool redraw)
+{
+	unsigned int n = fleet_size(f);
+	int64_t now = g_get_monotonic_time();
+
+	if (redraw)
+		printf("\033[%uA", n);
+	for (unsigned int i = 0; i < n; i++) {
+		struct fleet_guest_status s;
+
+		fleet_guest_status(f, i, &s);
+		printf("\033[2K%-28s %-8s seq %-8llu work %-12llu last hb %6.2f s ago  bad lines %llu\n",
+		       s.name, guest_state_name(s.state), (unsigned long long)s.seq,
+		       (unsigned long long)s.work, s.last_hb_us ? (now - s.last_hb_us) / 1e6 : -1.0,
+		       (unsigned long long)s.lines_bad);
+	}
+	fflush(stdout);
+}
+
+static bool parse_selftests(char **specs, unsigned int guests, GArray *out)
+{
+	static const char *const kinds[] = { "panic", "hang", "corrupt", "reboot", "oops" };
+
+	for (char **p = specs; p && *p; p++) {
+		struct selftest st = { 0 };
+		char *eq = strchr(*p, '=');
+		char *end = NULL;
+		bool ok = false;
+
+		if (eq) {
+			st.guest = (unsigned int)strtoul(*p, &end, 10);
+			for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++)
+				ok |= !strcmp(eq + 1, kinds[k]);
+		}
+		if (!eq || end != eq || !ok || st.guest >= guests) {
+			fprintf(stderr, "pmucanary fleet: --selftest %s: want GUEST=panic|hang|corrupt|reboot|oops "
+				"with GUEST in 0..%u\n", *p, guests - 1);
+			return false;
+		}
+		g_strlcpy(st.what, eq + 1, sizeof(st.what));
+		g_array_append_val(out, st);
+	}
+	return true;
+}
 
 int cmd_fleet(int argc, char **argv)
 {
-	fprintf(stderr, "pmucanary fleet: not built yet\n");
-	return EXIT_USAGE;
+	gint guests = 2, duration = 10, vcpus = 1, memory = 0, interval = 0, timeout = 0, parallel = 0;
+	gboolean tcg = FALSE, no_work = FALSE;
+	gdouble selftest_at = 1.0;
+	g_autofree char *json_path = NULL, *uri = NULL, *kernel = NULL, *initrd = NULL;
+	g_autofree char *run_dir = NULL, *run_id = NULL;
+	g_auto(GStrv) selftests = NULL;
+	GOptionEntry entries[] = {
+		{ "guests", 'n', 0, G_OPTION_ARG_INT, &guests, "number of guests (2)", "N" },
+		{ "duration", 'd', 0, G_OPTION_ARG_INT, &duration, "watch for S seconds; 0: until Ctrl-C (10)", "S" },
+		{ "json", 'j', 0, G_OPTION_ARG_FILENAME, &json_path, "write the result as JSON", "FILE" },
+		{ "uri", 0, 0, G_OPTION_ARG_STRING, &uri, "libvirt URI (" FLEET_DEFAULT_URI ")", "URI" },
+		{ "tcg", 0, 0, G_OPTION_ARG_NONE, &tcg, "force TCG even where KVM works", NULL },
+		{ "vcpus", 0, 0, G_OPTION_ARG_INT, &vcpus, "vCPUs per guest (1)", "N" },
+		{ "memory", 0, 0, G_OPTION_ARG_INT, &memory, "MiB per guest (192)", "MIB" },
+		{ "kernel", 0, 0, G_OPTION_ARG_FILENAME, &kernel, "guest kernel (with --initrd)", "K" },
+		{ "initrd", 0, 0, G_OPTION_ARG_FILENAME, &initrd, "guest initramfs (with --kernel)", "I" },
+		{ "interval", 0, 0, G_OPTION_ARG_INT, &interval, "heartbeat interval, ms (100)", "MS" },
+		{ "timeout", 0, 0, G_OPTION_ARG_INT, &timeout, "hang after this long without heartbeat, ms", "MS" },
+		{ "parallel", 0, 0, G_OPTION_ARG_INT, &parallel, "guests booting at once (CPUs)", "N" },
+		{ "no-work", 0, 0, G_OPTION_ARG_NONE, &no_work, "no busy workload in the guests", NULL },
+		{ "run-dir", 0, 0, G_OPTION_ARG_FILENAME, &run_dir, "console logs (results/fleet-<pid>)", "DIR" },
+		{ "run-id", 0, 0, G_OPTION_ARG_STRING, &run_id, "names guests pmucanary-<id>-<n> (pid)", "ID" },
+		{ "selftest", 0, 0, G_OPTION_ARG_STRING_ARRAY, &selftests,
+		  "make a guest misbehave: GUEST=panic|hang|corrupt|reboot|oops (repeatable)", "G=KIND" },
+		{ "selftest-at", 0, 0, G_OPTION_ARG_DOUBLE, &selftest_at, "seconds after boot to fire (1)", "S" },
+		{ NULL }
+	};
+	g_autoptr(GOptionContext) ctx = g_option_context_new("- boot a fleet of guests and watch their heartbeats");
+	g_autoptr(GArray) tests = g_array_new(FALSE, TRUE, sizeof(struct selftest));
+	g_autoptr(image_info) img = NULL;
+	struct fleet_config cfg = { 0 };
+	struct fleet *f = NULL;
+	g_autoptr(GPtrArray) verdicts = NULL;
+	bool tty = isatty(STDOUT_FILENO);
+	int sigfd, rc, ret;
+	int64_t t_watch;
+
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	if (!cli_parse(ctx, "fleet", &argc, &argv))
+		return EXIT_USAGE;
+	if (guests < 1 || guests > 256 || vcpus < 1 || memory < 0 || duration < 0 ||
+	    !kernel != !initrd) {
+		fprintf(stderr, "pmucanary fleet: bad option (guests 1..256; --kernel needs --initrd)\n");
+		return EXIT_USAGE;
+	}
+	if (!parse_selftests(selftests, guests, tests))
+		return EXIT_USAGE;
+	if (!kernel) {
+		struct image_options opt = { 0 };
+
+		if (image_build(&opt, &img) < 0) {
+			fprintf(stderr, "pmucanary fleet: guest image: %s\n", pc_errmsg());
+			return EXIT_INFRA;
+		}
+		kernel = g_strdup(img->kernel_path);
+		initrd = g_strdup(img->initrd_path);
+	}
+	if (!run_dir)
+		run_dir = g_strdup_printf("results/fleet-%d", (int)getpid());
+
+	sigfd = fleet_signals_install();
+	cfg.uri = uri;
+	cfg.run_id = run_id;
+	cfg.run_dir = run_dir;
+	cfg.guests = guests;
+	cfg.vcpus = vcpus;
+	cfg.memory_mib = memory;
+	cfg.kernel = kernel;
+	cfg.initrd = initrd;
+	cfg.hb_interval_ms = interval;
+	cfg.hb_timeout_ms = timeout;
+	cfg.parallel = parallel;
+	cfg.force_tcg = tcg;
+	cfg.no_work = no_work;
+	if (fleet_new(&cfg, &f) < 0) {
+		fprintf(stderr, "pmucanary fleet: %s\n", pc_errmsg());
+		return EXIT_INFRA;
+	}
+	if (fleet_accel(f) == FLEET_ACCEL_TCG)
+		fprintf(stderr, "pmucanary fleet: NOTE: TCG guests: hardware PMU/VMX interactions cannot be shown\n");
+	rc = fleet_start(f);
+	if (rc < 0)
+		fprintf(stderr, "pmucanary fleet: %s\n", pc_errmsg());
+
+	t_watch = g_get_monotonic_time();
+	if (tty)
+		status_print(f, false);
+	while (rc == 0 && !fleet_signal_pending()) {
+		double t = (g_get_monotonic_time() - t_watch) / 1e6;
+		struct pollfd pfd = { .fd = sigfd, .events = POLLIN };
+
+		if (duration && t >= duration)
+			break;
+		for (guint k = 0; k < tests->len; k++) {
+			struct selftest *st = &g_array_index(tests, struct selftest, k);
+			g_autofree char *line = g_strdup_printf("selftest %s", st->what);
+
+			if (st->sent || t < selftest_at)
+				continue;
+			st->sent = true;
+			if (fleet_send_command(f, st->guest, line) < 0)
+				fprintf(stderr, "pmucanary fleet: %s\n", pc_errmsg());
+		}
+		poll(&pfd, sigfd >= 0 ? 1 : 0, tty ? 500 : 100);
+		if (tty)
+			status_print(f, true);
+	}
+	if (fleet_signal_pending())
+		fprintf(stderr, "pmucanary fleet: signal %d: stopping the fleet\n", fleet_signal_pending());
+
+	fleet_verdicts_since(f, 0, &verdicts);
+	ret = rc < 0 ? EXIT_INFRA : EXIT_CLEAN;
+	printf("accel %s; %u guests; %u verdicts\n", fleet_accel_name(fleet_accel(f)), fleet_size(f),
+	       verdicts->len);
+	for (guint k = 0; k < verdicts->len; k++) {
+		const struct fleet_verdict *v = verdicts->pdata[k];
+		const char *nl = v->evidence ? strchr(v->evidence, '\n') : NULL;
+
+		printf("%9.3f s  %-24s %-16s %.*s\n", v->t_s, fleet_guest_name(f, v->guest),
+		       outcome_name(v->kind), nl ? (int)(nl - v->evidence) : (int)strlen(v->evidence),
+		       v->evidence);
+		if (v->kind != OUTCOME_INFRA && ret == EXIT_CLEAN)
+			ret = EXIT_HARM;
+	}
+	if (json_path) {
+		json_t *j = fleet_json(f);
+
+		if (json_dump_file(j, json_path, JSON_INDENT(2)) < 0) {
+			fprintf(stderr, "pmucanary fleet: cannot write %s\n", json_path);
+			ret = ret == EXIT_CLEAN ? EXIT_INFRA : ret;
+		}
+		json_decref(j);
+	}
+	fleet_free(f);
+	return ret;
 }

@@ -1,0 +1,1135 @@
+/* A fleet of guests watched through their heartbeats (see fleet.h).
+ *
+ * Threads: libvirt's event loop (lib/virt.c) delivers lifecycle events and
+ * heartbeat-stream data; a monitor thread checks time-based conditions
+ * (hang, stall, boot timeout), injects NMIs and completes evidence from the
+ * console logs. Both take f->lock; libvirt is never called with it held. */
+#include "fleet.h"
+#include "heartbeat.h"
+#include "log.h"
+#include "virt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FLEET_META_URI "https://pmucanary.invalid/fleet/1"
+#define FLEET_META_PREFIX "pc"
+#define FLEET_TICK_US 10000
+#define FLEET_CONSOLE_DELAY_US 600000 /* let the guest finish printing */
+#define FLEET_EVIDENCE_MAX 16384
+#define FLEET_CONSOLE_TAIL_LINES 80
+#define FLEET_CONSOLE_TAIL_BYTES 8192
+
+static const char *const accel_names[FLEET_ACCEL_COUNT] = { "kvm", "tcg" };
+static const char *const state_names[GUEST_STATE_COUNT] = {
+	"off", "booting", "healthy", "harmed", "infra",
+};
+
+const char *fleet_accel_name(enum fleet_accel a)
+{
+	return a < FLEET_ACCEL_COUNT ? accel_names[a] : "?";
+}
+
+const char *guest_state_name(enum guest_state s)
+{
+	return s < GUEST_STATE_COUNT ? state_names[s] : "?";
+}
+
+struct guest {
+	struct fleet *f;
+	unsigned int idx;
+	char name[96];
+	char console[512];
+	virDomainPtr dom;
+	char uuid[VIR_UUID_STRING_BUFLEN]; /* events of an earlier incarnation are not ours */
+	virStreamPtr st;
+	bool st_hup;            /* stream ended; closed from normal context */
+	enum guest_state state;
+	struct hb_reader rd;
+	struct hb_guest hb;
+	int64_t started_us;
+	double first_hb_s;
+	unsigned int restarts;
+	bool stopping;          /* the fleet asked for the stop */
+	bool gone;              /* domain no longer running */
+	/* the open harm verdict and its pending evidence */
+	struct fleet_verdict *harm;
+	int64_t console_due_us; /* append the console tail at this time; 0: none */
+	off_t console_mark;     /* console size when harm was seen */
+	bool nmi_pending;
+	bool nmi_done;
+	/* QEMU pauses at the pvpanic notifier, before the kernel flushes what
+	 * it printed in NMI context: resume briefly, then pause again */
+	int64_t flush_until_us;  /* 0: none; >0: pause at this time */
+	bool flush_resume;       /* resume now */
+};
+
+struct fleet {
+	struct fleet_config cfg;
+	char *uri, *run_id, *run_dir, *kernel, *initrd, *extra;
+	virConnectPtr conn;
+	int ev_ids[2];
+	enum fleet_accel accel;
+	GMutex lock;
+	GCond cond;
+	struct guest *g;
+	unsigned int n;
+	GPtrArray *verdicts;    /* struct fleet_verdict *, the timeline */
+	int64_t t0_us;
+	GThread *monitor;
+	bool quit;
+	bool conn_lost;
+	bool close_cb;
+	char cpu_mode[32];
+};
+
+void fleet_verdict_free(struct fleet_verdict *v)
+{
+	if (!v)
+		return;
+	g_free(v->evidence);
+	g_free(v);
+}
+
+static struct fleet_verdict *verdict_copy(const struct fleet_verdict *v)
+{
+	struct fleet_verdict *c = g_memdup2(v, sizeof(*v));
+
+	c->evidence = g_strdup(v->evidence);
+	return c;
+}
+
+/* ---- configuration and XML ---- */
+
+static bool run_id_ok(const char *s)
+{
+	if (!s || !*s || strlen(s) > 48)
+		return false;
+	for (; *s; s++)
+		if (!g_ascii_isalnum(*s) && *s != '_' && *s != '.' && *s != '-')
+			return false;
+	return true;
+}
+
+char *fleet_kernel_cmdline(const struct fleet_config *cfg)
+{
+	GString *s = g_string_new(NULL);
+
+	/* console on the serial file; oops stays an oops (GUEST_OOPS), but
+	 * lockups, hung tasks and our NMI panic so that they leave a backtrace
+	 * and a pvpanic event; panic=0 keeps a panicked guest for inspection;
+	 * loglevel=5 keeps boot quiet but prints backtraces (KERN_DEFAULT). */
+	g_string_append(s, "console=ttyS0 loglevel=5 panic=0 panic_on_oops=0 "
+			"softlockup_panic=1 hung_task_panic=1 unknown_nmi_panic=1");
+	g_string_append_printf(s, " pmucanary.interval=%u pmucanary.work=%s",
+			       cfg->hb_interval_ms ? cfg->hb_interval_ms : HB_DEFAULT_INTERVAL_MS,
+			       cfg->no_work ? "off" : "on");
+	if (cfg->canary_mib)
+		g_string_append_printf(s, " pmucanary.canary_mib=%u", cfg->canary_mib);
+	if (cfg->extra_cmdline && *cfg->extra_cmdline)
+		g_string_append_printf(s, " %s", cfg->extra_cmdline);
+	return g_string_free(s, FALSE);
+}
+
+static unsigned long long proc_starttime(pid_t pid)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
+	g_autofree char *buf = NULL;
+	unsigned long long st = 0;
+	char *p;
+
+	if (!g_file_get_contents(path, &buf, NULL, NULL))
+		return 0;
+	p = strrchr(buf, ')'); /* comm may hold spaces */
+	if (!p)
+		return 0;
+	/* field 22 is starttime; after ')' come fields 3.. */
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		st = g_ascii_strtoull(p + 1, NULL, 10);
+	return st;
+}
+
+static char *domain_xml(const struct fleet_config *cfg, enum fleet_accel accel, const char *cpu_mode,
+			const char *name, const char *console_path, unsigned int n)
+{
+	g_autofree char *cmdline = fleet_kernel_cmdline(cfg);
+	g_autofree char *e_name = g_markup_escape_text(name, -1);
+	g_autofree char *e_kernel = g_markup_escape_text(cfg->kernel ? cfg->kernel : "", -1);
+	g_autofree char *e_initrd = g_markup_escape_text(cfg->initrd ? cfg->initrd : "", -1);
+	g_autofree char *e_cmd = g_markup_escape_text(cmdline, -1);
+	g_autofree char *e_console = g_markup_escape_text(console_path, -1);
+	g_autofree char *e_run = g_markup_escape_text(cfg->run_id ? cfg->run_id : "", -1);
+	GString *x = g_string_new(NULL);
+
+	g_string_append_printf(x, "<domain type='%s'>\n", accel == FLEET_ACCEL_KVM ? "kvm" : "qemu");
+	g_string_append_printf(x, "  <name>%s</name>\n", e_name);
+	g_string_append_printf(x,
+		"  <metadata>\n"
+		"    <" FLEET_META_PREFIX ":fleet xmlns:" FLEET_META_PREFIX "='" FLEET_META_URI "' "
+		"run='%s' guest='%u' pid='%d' start='%llu'/>\n"
+		"  </metadata>\n",
+		e_run, n, (int)getpid(), proc_starttime(getpid()));
+	g_string_append_printf(x, "  <memory unit='MiB'>%u</memory>\n",
+			       cfg->memory_mib ? cfg->memory_mib : 192);
+	g_string_append_printf(x, "  <vcpu>%u</vcpu>\n", cfg->vcpus ? cfg->vcpus : 1);
+	g_string_append_printf(x,
+		"  <os>\n"
+		"    <type arch='x86_64' machine='pc'>hvm</type>\n"
+		"    <kernel>%s</kernel>\n"
+		"    <initrd>%s</initrd>\n"
+		"    <cmdline>%s</cmdline>\n"
+		"  </os>\n",
+		e_kernel, e_initrd, e_cmd);
+	/* <acpi/> is what makes the isa panic device usable */
+	g_string_append(x, "  <features><acpi/></features>\n");
+	if (cpu_mode && *cpu_mode)
+		g_string_append_printf(x, "  <cpu mode='%s'/>\n", cpu_mode);
+	g_string_append(x,
+		"  <clock offset='utc'/>\n"
+		"  <on_poweroff>destroy</on_poweroff>\n"
+		/* a reboot resets in place: seen as a new boot id and a REBOOT event */
+		"  <on_reboot>restart</on_reboot>\n"
+		/* a panicked guest stays (crashed) until the fleet destroys it */
+		"  <on_crash>preserve</on_crash>\n"
+		"  <devices>\n"
+		"    <controller type='usb' model='none'/>\n"
+		"    <controller type='virtio-serial' index='0'/>\n");
+	g_string_append_printf(x,
+		"    <serial type='file'>\n"
+		"      <source path='%s' append='off'/>\n"
+		"      <target port='0'/>\n"
+		"    </serial>\n",
+		e_console);
+	/* bind mode without a path: libvirt picks a socket under its own
+	 * directory and we read it through virDomainOpenChannel */
+	g_string_append(x,
+		"    <channel type='unix'>\n"
+		"      <source mode='bind'/>\n"
+		"      <target type='virtio' name='" HB_PORT_NAME "'/>\n"
+		"    </channel>\n"
+		"    <memballoon model='none'/>\n"
+		"    <panic model='isa'/>\n"
+		"  </devices>\n"
+		"</domain>\n");
+	return g_string_free(x, FALSE);
+}
+
+char *fleet_domain_xml(const struct fleet_config *cfg, enum fleet_accel accel,
+		       const char *name, const char *console_path, unsigned int n)
+{
+	return domain_xml(cfg, accel, accel == FLEET_ACCEL_KVM ? "host-passthrough" : NULL,
+			  name, console_path, n);
+}
+
+/* ---- console evidence ---- */
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_size : 0;
+}
+
+/* The last lines of the console from offset `from` (or the tail), printable. */
+static char *console_tail(const char *path, off_t from, unsigned int max_lines)
+{
+	g_autofree char *buf = NULL;
+	off_t size = file_size(path);
+	off_t start;
+	ssize_t n;
+	int fd;
+	GString *out;
+
+	if (from < 0 || from > size)
+		from = 0;
+	start = size - from > FLEET_CONSOLE_TAIL_BYTES ? size - FLEET_CONSOLE_TAIL_BYTES : from;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return g_strdup_printf("(console %s: %s)", path, g_strerror(errno));
+	buf = g_malloc(size - start + 1);
+	n = pread(fd, buf, size - start, start);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	buf[n] = 0;
+	/* keep the last max_lines lines */
+	{
+		char *p = buf + n;
+		unsigned int lines = 0;
+
+		while (p > buf && lines <= max_lines) {
+			p--;
+			if (*p == '\n')
+				lines++;
+		}
+		if (lines > max_lines)
+			p++;
+		out = g_string_new(NULL);
+		for (; *p; p++) {
+			if (*p == '\r')
+				continue;
+			g_string_append_c(out, (*p == '\n' || (*p >= 0x20 && *p < 0x7f)) ? *p : '?');
+		}
+	}
+	return g_string_free(out, FALSE);
+}
+
+static void evidence_append(struct fleet_verdict *v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void evidence_append(struct fleet_verdict *v, const char *fmt, ...)
+{
+	va_list ap;
+	g_autofree char *add = NULL;
+	size_t have = v->evidence ? strlen(v->evidence) : 0;
+	char *nv;
+
+	if (have >= FLEET_EVIDENCE_MAX)
+		return;
+	va_start(ap, fmt);
+	add = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	if (have + strlen(add) > FLEET_EVIDENCE_MAX)
+		add[FLEET_EVIDENCE_MAX - have] = 0;
+	nv = g_strconcat(v->evidence ? v->evidence : "", have ? "\n" : "", add, NULL);
+	g_free(v->evidence);
+	v->evidence = nv;
+}
+
+/* ---- verdicts (f->lock held) ---- */
+
+static double rel_s(const struct fleet *f, int64_t t_us)
+{
+	return (t_us - f->t0_us) / 1e6;
+}
+
+static void guest_verdict_locked(struct guest *g, enum outcome kind, const char *evidence)
+{
+	struct fleet *f = g->f;
+	int64_t now = g_get_monotonic_time();
+	struct fleet_verdict *v;
+
+	if (g->state == GUEST_STATE_HARMED && g->harm) {
+		/* what follows a harm is evidence, not a new verdict */
+		evidence_append(g->harm, "then at %.3f s: %s: %s", rel_s(f, now), outcome_name(kind),
+				evidence);
+		if (g->console_due_us)
+			g->console_due_us = MAX(g->console_due_us, now + FLEET_CONSOLE_DELAY_US);
+		return;
+	}
+	if (g->state == GUEST_STATE_OFF || g->state == GUEST_STATE_INFRA)
+		return;
+	v = g_new0(struct fleet_verdict, 1);
+	v->id = f->verdicts->len + 1;
+	v->guest = g->idx;
+	v->kind = kind;
+	v->t_us = now;
+	v->t_s = rel_s(f, now);
+	v->evidence = g_strdup(evidence);
+	g_ptr_array_add(f->verdicts, v);
+	g->harm = v;
+	g->state = kind == OUTCOME_INFRA ? GUEST_STATE_INFRA : GUEST_STATE_HARMED;
+	g->console_due_us = now + FLEET_CONSOLE_DELAY_US;
+	g->console_mark = file_size(g->console);
+	pc_info("%s: %s at %.3f s: %s", g->name, outcome_name(kind), v->t_s, evidence);
+	g_cond_broadcast(&f->cond);
+}
+
+static void hb_verdict(enum outcome kind, const char *evidence, void *opaque)
+{
+	guest_verdict_locked(opaque, kind, evidence);
+}
+
+/* ---- libvirt callbacks (event-loop thread) ---- */
+
+static void hb_line(const char *line, size_t len, void *opaque)
+{
+	struct guest *g = opaque;
+	int64_t now = g_get_monotonic_time();
+	int kind = hb_guest_line(&g->hb, line, len, now, hb_verdict, g);
+
+	if (kind == HB_KIND_HB && g->state == GUEST_STATE_BOOTING) {
+		g->state = GUEST_STATE_HEALTHY;
+		g->first_hb_s = (now - g->started_us) / 1e6;
+		g_cond_broadcast(&g->f->cond);
+	}
+}
+
+static void stream_event(virStreamPtr st, int events, void *opaque)
+{
+	struct guest *g = opaque;
+	struct fleet *f = g->f;
+	char buf[4096];
+	bool end = (events & (VIR_STREAM_EVENT_ERROR | VIR_STREAM_EVENT_HANGUP)) != 0;
+
+	g_mutex_lock(&f->lock);
+	if (st != g->st) {
+		g_mutex_unlock(&f->lock);
+		return;
+	}
+	for (int rounds = 0; rounds < 64 && !end; rounds++) {
+		int n = virt_stream_recv(st, buf, sizeof(buf));
+
+		if (n == -EAGAIN)
+			break;
+		if (n <= 0) {
+			end = true;
+			break;
+		}
+		hb_reader_feed(&g->rd, buf, n, hb_line, g);
+	}
+	if (end) {
+		hb_reader_eof(&g->rd);
+		virt_stream_unwatch(st);
+		g->st_hup = true;
+	}
+	hb_guest_take_reader(&g->hb, &g->rd);
+	g_mutex_unlock(&f->lock);
+}
+
+static struct guest *guest_by_domain(struct fleet *f, virDomainPtr dom)
+{
+	char uuid[VIR_UUID_STRING_BUFLEN];
+	const char *name = virt_domain_name(dom);
+
+	virt_domain_uuid(dom, uuid);
+	for (unsigned int i = 0; i < f->n; i++)
+		if (!strcmp(f->g[i].name, name) && !strcmp(f->g[i].uuid, uuid))
+			return &f->g[i];
+	return NULL;
+}
+
+static const char *stopped_detail(int detail)
+{
+	switch (detail) {
+	case VIR_DOMAIN_EVENT_STOPPED_SHUTDOWN: return "guest shut down";
+	case VIR_DOMAIN_EVENT_STOPPED_DESTROYED: return "destroyed from outside the harness";
+	case VIR_DOMAIN_EVENT_STOPPED_CRASHED: return "QEMU crashed";
+	case VIR_DOMAIN_EVENT_STOPPED_FAILED: return "QEMU failed";
+	case VIR_DOMAIN_EVENT_STOPPED_MIGRATED: return "migrated";
+	default: return "stopped";
+	}
+}
+
+static void lifecycle_event(virDomainPtr dom, int event, int detail, void *opaque)
+{
+	struct fleet *f = opaque;
+	struct guest *g;
+	g_autofree char *ev = NULL;
+
+	g_mutex_lock(&f->lock);
+	g = guest_by_domain(f, dom);
+	if (!g || g->stopping) {
+		g_mutex_unlock(&f->lock);
+		return;
+	}
+	if (event == VIR_DOMAIN_EVENT_CRASHED) {
+		ev = g_strdup_printf("panic: lifecycle event CRASHED/%s (last heartbeat seq %" PRIu64
+				     " %.0f ms before)",
+				     detail == VIR_DOMAIN_EVENT_CRASHED_PANICKED ? "PANICKED" : "other",
+				     g->hb.seq,
+				     g->hb.last_hb_us ? (g_get_monotonic_time() - g->hb.last_hb_us) / 1e3 : -1.0);
+		if (g->state == GUEST_STATE_BOOTING)
+			g->state = GUEST_STATE_HEALTHY; /* a crash while booting is still a crash */
+		guest_verdict_locked(g, OUTCOME_GUEST_CRASH, ev);
+		g->flush_resume = true;
+		g_cond_broadcast(&f->cond);
+	} else if (event == VIR_DOMAIN_EVENT_STOPPED) {
+		g->gone = true;
+		ev = g_strdup_printf("domain stopped unasked: %s", stopped_detail(detail));
+		if (g->state == GUEST_STATE_BOOTING)
+			g->state = GUEST_STATE_HEALTHY;
+		guest_verdict_locked(g, OUTCOME_GUEST_CRASH, ev);
+	}
+	g_mutex_unlock(&f->lock);
+}
+
+static void reboot_event(virDomainPtr dom, void *opaque)
+{
+	struct fleet *f = opaque;
+	struct guest *g;
+
+	g_mutex_lock(&f->lock);
+	g = guest_by_domain(f, dom);
+	if (g && !g->stopping && g->state == GUEST_STATE_HEALTHY)
+		guest_verdict_locked(g, OUTCOME_GUEST_REBOOT, "reboot event (guest reset itself)");
+	g_mutex_unlock(&f->lock);
+}
+
+static void conn_closed(int reason, void *opaque)
+{
+	struct fleet *f = opaque;
+	g_autofree char *ev = g_strdup_printf("libvirt connection lost (%s): cannot watch this guest",
+					      reason == VIR_CONNECT_CLOSE_REASON_KEEPALIVE ? "keepalive" :
+					      reason == VIR_CONNECT_CLOSE_REASON_EOF ? "libvirtd went away" :
+					      "error");
+
+	g_mutex_lock(&f->lock);
+	f->conn_lost = true;
+	for (unsigned int i = 0; i < f->n; i++) {
+		struct guest *g = &f->g[i];
+
+		if (g->state == GUEST_STATE_BOOTING || g->state == GUEST_STATE_HEALTHY) {
+			guest_verdict_locked(g, OUTCOME_INFRA, ev);
+			g->console_due_us = 0;
+		}
+	}
+	g_mutex_unlock(&f->lock);
+}
+
+/* ---- the monitor thread ---- */
+
+static void guest_check_locked(struct fleet *f, struct guest *g, int64_t now,
+			       virDomainPtr *nmi, virDomainPtr *kill, virDomainPtr *resume,
+			       virDomainPtr *pause)
+{
+	if (g->state == GUEST_STATE_HEALTHY) {
+		if (hb_guest_check(&g->hb, now, hb_verdict, g) > 0) {
+			g->nmi_pending = true;
+			g->console_due_us = now + 2 * FLEET_CONSOLE_DELAY_US;
+		}
+	} else if (g->state == GUEST_STATE_BOOTING &&
+		   now - g->started_us > (int64_t)f->cfg.boot_timeout_ms * 1000) {
+		g_autofree char *tail = console_tail(g->console, 0, FLEET_CONSOLE_TAIL_LINES);
+		g_autofree char *ev = g_strdup_printf(
+			"no heartbeat within %u ms of start (lines ok %" PRIu64 ", rejected %" PRIu64
+			")\n--- console tail (%s)\n%s",
+			f->cfg.boot_timeout_ms, g->hb.accepted[HB_KIND_HB], hb_guest_rejected_total(&g->hb),
+			g->console, tail);
+
+		guest_verdict_locked(g, OUTCOME_INFRA, ev);
+		g->console_due_us = 0;
+		g->stopping = true;
+		*kill = g->dom;
+		g->dom = NULL;
+	}
+	if (g->flush_resume && g->dom) {
+		g->flush_resume = false;
+		g->flush_until_us = now + 400000;
+		*resume = g->dom;
+	} else if (g->flush_until_us && now >= g->flush_until_us && g->dom) {
+		g->flush_until_us = 0;
+		*pause = g->dom;
+	}
+	if (g->nmi_pending && g->dom) {
+		g->nmi_pending = false;
+		g->nmi_done = true;
+		*nmi = g->dom;
+	}
+	if (g->harm && g->console_due_us && now >= g->console_due_us) {
+		g_autofree char *tail = console_tail(g->console, g->nmi_done ? g->console_mark : 0,
+						     FLEET_CONSOLE_TAIL_LINES);
+
+		evidence_append(g->harm, "--- console %s(%s)\n%s",
+				g->nmi_done ? "after NMI " : "tail ", g->console, tail);
+		g->console_due_us = 0;
+	}
+}
+
+static gpointer monitor_main(gpointer data)
+{
+	struct fleet *f = data;
+
+	g_mutex_lock(&f->lock);
+	while (!f->quit) {
+		int64_t now = g_get_monotonic_time();
+
+		for (unsigned int i = 0; i < f->n; i++) {
+			struct guest *g = &f->g[i];
+			virDomainPtr nmi = NULL, kill = NULL, resume = NULL, pause = NULL;
+
+			guest_check_locked(f, g, now, &nmi, &kill, &resume, &pause);
+			if (nmi || kill || resume || pause) {
+				/* libvirt outside the lock; the domain pointers are only
+				 * freed by fleet threads after stopping = true under lock */
+				int state = -1, reason = 0;
+				int rc = 0;
+
+				g_mutex_unlock(&f->lock);
+				if (nmi) {
+					state = virt_domain_state(nmi, &reason);
+					rc = virt_domain_inject_nmi(nmi);
+				}
+				if (resume && virt_domain_resume(resume) < 0)
+					pc_debug("%s: resume after panic: %s", g->name, pc_errmsg());
+				if (pause && virt_domain_suspend(pause) < 0)
+					pc_debug("%s: pause after panic: %s", g->name, pc_errmsg());
+				if (kill) {
+					virt_domain_destroy(kill);
+					virt_domain_free(kill);
+				}
+				g_mutex_lock(&f->lock);
+				if (nmi && g->harm)
+					evidence_append(g->harm, "domain state %s (reason %d); NMI %s",
+							state == VIR_DOMAIN_PAUSED ? "paused" :
+							state == VIR_DOMAIN_RUNNING ? "running" : "other",
+							reason, rc < 0 ? pc_errmsg() : "injected");
+			}
+		}
+		g_cond_wait_until(&f->cond, &f->lock, g_get_monotonic_time() + FLEET_TICK_US);
+	}
+	g_mutex_unlock(&f->lock);
+	return NULL;
+}
+
+/* ---- stale domains of dead runs ---- */
+
+static void fleet_reap_stale(struct fleet *f)
+{
+	g_autoptr(GPtrArray) doms = NULL;
+
+	if (virt_domains_list(f->conn, FLEET_NAME_PREFIX, &doms) < 0) {
+		pc_warn("cannot look for stale guests: %s", pc_errmsg());
+		return;
+	}
+	for (unsigned int i = 0; i < doms->len; i++) {
+		virDomainPtr d = doms->pdata[i];
+		g_autofree char *meta = virt_domain_metadata(d, FLEET_META_URI);
+		const char *p, *s;
+		int pid;
+		unsigned long long start;
+
+		if (!meta)
+			continue; /* not a fleet guest: not ours to judge */
+		p = strstr(meta, "pid='");
+		s = strstr(meta, "start='");
+		if (!p)
+			p = strstr(meta, "pid=\"");
+		if (!s)
+			s = strstr(meta, "start=\"");
+		if (!p || !s)
+			continue;
+		pid = atoi(p + 5);
+		start = g_ascii_strtoull(s + 7, NULL, 10);
+		if (pid > 0 && proc_starttime(pid) == start && start != 0)
+			continue; /* its harness is alive */
+		pc_warn("destroying %s left by dead run (pid %d)", virt_domain_name(d), pid);
+		if (virt_domain_destroy(d) < 0)
+			pc_warn("%s", pc_errmsg());
+	}
+}
+
+/* ---- lifecycle of the fleet ---- */
+
+static int sig_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t sig_seen;
+
+/* /dev/kvm alone is not enough: kvm_pvm provides one that cannot run a
+ * stock kernel (and rejects host-passthrough MSRs). Hardware KVM is
+ * kvm_intel or kvm_amd. */
+static bool fleet_kvm_usable(void)
+{
+	if (access("/dev/kvm", R_OK | W_OK) != 0)
+		return false;
+	return access("/sys/module/kvm_intel", F_OK) == 0 || access("/sys/module/kvm_amd", F_OK) == 0;
+}
+
+int fleet_new(const struct fleet_config *cfg, struct fleet **out)
+{
+	struct fleet *f;
+	int rc;
+
+	if (!cfg->guests || cfg->guests > 256)
+		return pc_fail(EINVAL, "guests must be 1..256, not %u", cfg->guests);
+	if (!cfg->kernel || !cfg->initrd)
+		return pc_fail(EINVAL, "a guest kernel and initrd are needed");
+	if (!cfg->run_dir)
+		return pc_fail(EINVAL, "a run directory is needed");
+	if (cfg->run_id && !run_id_ok(cfg->run_id))
+		return pc_fail(EINVAL, "run id '%s': use 1..48 of [A-Za-z0-9_.-]", cfg->run_id);
+	if (cfg->hb_interval_ms && (cfg->hb_interval_ms < HB_MIN_INTERVAL_MS ||
+				    cfg->hb_interval_ms > HB_MAX_INTERVAL_MS))
+		return pc_fail(EINVAL, "heartbeat interval must be %u..%u ms", HB_MIN_INTERVAL_MS,
+			       HB_MAX_INTERVAL_MS);
+	if (access(cfg->kernel, R_OK) < 0 || access(cfg->initrd, R_OK) < 0)
+		return pc_fail(ENOENT, "cannot read %s", access(cfg->kernel, R_OK) < 0 ? cfg->kernel : cfg->initrd);
+	if (g_mkdir_with_parents(cfg->run_dir, 0755) < 0)
+		return pc_fail(errno, "cannot create %s: %s", cfg->run_dir, g_strerror(errno));
+
+	f = g_new0(struct fleet, 1);
+	f->cfg = *cfg;
+	f->uri = g_strdup(cfg->uri ? cfg->uri : FLEET_DEFAULT_URI);
+	f->run_id = cfg->run_id ? g_strdup(cfg->run_id) : g_strdup_printf("%d", (int)getpid());
+	f->run_dir = g_canonicalize_filename(cfg->run_dir, NULL);
+	f->kernel = g_canonicalize_filename(cfg->kernel, NULL);
+	f->initrd = g_canonicalize_filename(cfg->initrd, NULL);
+	f->extra = g_strdup(cfg->extra_cmdline);
+	f->cfg.uri = f->uri;
+	f->cfg.run_id = f->run_id;
+	f->cfg.run_dir = f->run_dir;
+	f->cfg.kernel = f->kernel;
+	f->cfg.initrd = f->initrd;
+	f->cfg.extra_cmdline = f->extra;
+	if (!f->cfg.hb_interval_ms)
+		f->cfg.hb_interval_ms = HB_DEFAULT_INTERVAL_MS;
+	if (!f->cfg.parallel)
+		f->cfg.parallel = MAX(1, (unsigned int)sysconf(_SC_NPROCESSORS_ONLN));
+	g_mutex_init(&f->lock);
+	g_cond_init(&f->cond);
+	f->verdicts = g_ptr_array_new_with_free_func((GDestroyNotify)fleet_verdict_free);
+	f->ev_ids[0] = f->ev_ids[1] = -1;
+	f->t0_us = g_get_monotonic_time();
+
+	rc = virt_connect(f->uri, &f->conn);
+	if (rc < 0)
+		goto fail;
+	f->accel = (!cfg->force_tcg && fleet_kvm_usable() && virt_kvm_supported(f->conn))
+		? FLEET_ACCEL_KVM : FLEET_ACCEL_TCG;
+	if (f->accel == FLEET_ACCEL_KVM)
+		g_strlcpy(f->cpu_mode, "host-passthrough", sizeof(f->cpu_mode));
+	else if (virt_cpu_mode_supported(f->conn, "qemu", "maximum"))
+		g_strlcpy(f->cpu_mode, "maximum", sizeof(f->cpu_mode));
+	if (!f->cfg.hb_timeout_ms)
+		f->cfg.hb_timeout_ms = MAX(f->accel == FLEET_ACCEL_KVM ? 2000u : 5000u,
+					   10 * f->cfg.hb_interval_ms);
+	if (!f->cfg.boot_timeout_ms)
+		f->cfg.boot_timeout_ms = f->accel == FLEET_ACCEL_KVM ? 30000 : 120000;
+
+	f->n = cfg->guests;
+	f->g = g_new0(struct guest, f->n);
+	for (unsigned int i = 0; i < f->n; i++) {
+		struct guest *g = &f->g[i];
+
+		g->f = f;
+		g->idx = i;
+		g->first_hb_s = -1;
+		snprintf(g->name, sizeof(g->name), FLEET_NAME_PREFIX "%s-%u", f->run_id, i);
+		snprintf(g->console, sizeof(g->console), "%s/%s.console", f->run_dir, g->name);
+	}
+	fleet_reap_stale(f);
+	rc = virt_events_register(f->conn, lifecycle_event, reboot_event, f, f->ev_ids);
+	if (rc < 0)
+		goto fail;
+	if (virt_on_close(f->conn, conn_closed, f) == 0)
+		f->close_cb = true;
+	f->monitor = g_thread_new("fleet-monitor", monitor_main, f);
+	pc_info("fleet %s: %u guests, accel %s, uri %s", f->run_id, f->n,
+		fleet_accel_name(f->accel), f->uri);
+	*out = f;
+	return 0;
+fail:
+	fleet_free(f);
+	return rc;
+}
+
+/* Starts guest g (state BOOTING) or records INFRA. Caller holds no lock. */
+static int guest_boot(struct fleet *f, struct guest *g)
+{
+	g_autofree char *xml = domain_xml(&f->cfg, f->accel, f->cpu_mode, g->name, g->console, g->idx);
+	virDomainPtr dom = NULL;
+	virStreamPtr st = NULL;
+	int rc;
+
+	g_mutex_lock(&f->lock);
+	hb_reader_init(&g->rd);
+	hb_guest_init(&g->hb, (int64_t)f->cfg.hb_timeout_ms * 1000, !f->cfg.no_work,
+		      g_get_monotonic_time());
+	g->state = GUEST_STATE_BOOTING;
+	g->started_us = g_get_monotonic_time();
+	g->first_hb_s = -1;
+	g->harm = NULL;
+	g->console_due_us = 0;
+	g->nmi_pending = g->nmi_done = false;
+	g->flush_resume = false;
+	g->flush_until_us = 0;
+	g->uuid[0] = 0;
+	g->stopping = false;
+	g->gone = false;
+	g->st_hup = false;
+	g_mutex_unlock(&f->lock);
+
+	/* QEMU (user libvirt-qemu) may open the console file itself */
+	unlink(g->console);
+	rc = virt_domain_create(f->conn, xml, true, &dom);
+	pc_debug("%s: domain started in %.0f ms", g->name, (g_get_monotonic_time() - g->started_us) / 1e3);
+	if (rc == 0)
+		rc = virt_channel_open(f->conn, dom, HB_PORT_NAME, stream_event, g, &st);
+	g_mutex_lock(&f->lock);
+	if (rc < 0) {
+		g_autofree char *ev = g_strdup_printf("cannot start: %s", pc_errmsg());
+
+		guest_verdict_locked(g, OUTCOME_INFRA, ev);
+		g->console_due_us = 0;
+		g->stopping = true;
+		g_mutex_unlock(&f->lock);
+		virt_domain_destroy(dom);
+		virt_domain_free(dom);
+		return rc;
+	}
+	g->dom = dom;
+	virt_domain_uuid(dom, g->uuid);
+	g->st = st;
+	g_mutex_unlock(&f->lock);
+	return 0;
+}
+
+static unsigned int count_state_locked(struct fleet *f, enum guest_state s)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < f->n; i++)
+		n += f->g[i].state == s;
+	return n;
+}
+
+int fleet_start(struct fleet *f)
+{
+	unsigned int next = 0, infra;
+
+	for (;;) {
+		g_mutex_lock(&f->lock);
+		while (next < f->n && count_state_locked(f, GUEST_STATE_BOOTING) >= f->cfg.parallel &&
+		       !fleet_signal_pending())
+			g_cond_wait_until(&f->cond, &f->lock, g_get_monotonic_time() + 50000);
+		if (fleet_signal_pending()) {
+			g_mutex_unlock(&f->lock);
+			return pc_fail(EINTR, "interrupted by signal %d while booting", fleet_signal_pending());
+		}
+		if (next >= f->n) {
+			while (count_state_locked(f, GUEST_STATE_BOOTING) > 0 && !fleet_signal_pending())
+				g_cond_wait_until(&f->cond, &f->lock, g_get_monotonic_time() + 50000);
+			infra = count_state_locked(f, GUEST_STATE_INFRA);
+			g_mutex_unlock(&f->lock);
+			break;
+		}
+		g_mutex_unlock(&f->lock);
+		guest_boot(f, &f->g[next++]);
+	}
+	if (infra)
+		return pc_fail(EIO, "%u of %u guests did not come up (INFRA)", infra, f->n);
+	return 0;
+}
+
+/* Destroys guest g; no verdict for it. */
+static void guest_stop(struct fleet *f, struct guest *g)
+{
+	virDomainPtr dom;
+	virStreamPtr st;
+
+	g_mutex_lock(&f->lock);
+	g->stopping = true;
+	if (g->harm && g->console_due_us) {
+		/* the console is replaced at the next boot: take the evidence now */
+		g_autofree char *tail = console_tail(g->console, g->nmi_done ? g->console_mark : 0,
+						     FLEET_CONSOLE_TAIL_LINES);
+
+		evidence_append(g->harm, "--- console at stop (%s)\n%s", g->console, tail);
+		g->console_due_us = 0;
+	}
+	dom = g->dom;
+	st = g->st;
+	g->dom = NULL;
+	g->st = NULL;
+	g_mutex_unlock(&f->lock);
+	virt_stream_close(st);
+	if (dom && virt_domain_destroy(dom) < 0)
+		pc_warn("%s: %s", g->name, pc_errmsg());
+	virt_domain_free(dom);
+	g_mutex_lock(&f->lock);
+	if (g->state != GUEST_STATE_INFRA)
+		g->state = GUEST_STATE_OFF;
+	g_mutex_unlock(&f->lock);
+}
+
+int fleet_stop(struct fleet *f)
+{
+	if (!f)
+		return 0;
+	for (unsigned int i = 0; i < f->n; i++)
+		guest_stop(f, &f->g[i]);
+	return 0;
+}
+
+void fleet_free(struct fleet *f)
+{
+	if (!f)
+		return;
+	if (f->g)
+		fleet_stop(f);
+	if (f->monitor) {
+		g_mutex_lock(&f->lock);
+		f->quit = true;
+		g_cond_broadcast(&f->cond);
+		g_mutex_unlock(&f->lock);
+		g_thread_join(f->monitor);
+	}
+	if (f->conn) {
+		if (f->close_cb)
+			virt_on_close_clear(f->conn);
+		virt_events_deregister(f->conn, f->ev_ids);
+		virt_close(f->conn);
+	}
+	g_ptr_array_unref(f->verdicts);
+	g_mutex_clear(&f->lock);
+	g_cond_clear(&f->cond);
+	g_free(f->g);
+	g_free(f->uri);
+	g_free(f->run_id);
+	g_free(f->run_dir);
+	g_free(f->kernel);
+	g_free(f->initrd);
+	g_free(f->extra);
+	g_free(f);
+}
+
+enum fleet_accel fleet_accel(const struct fleet *f)
+{
+	return f->accel;
+}
+
+unsigned int fleet_size(const struct fleet *f)
+{
+	return f->n;
+}
+
+double fleet_elapsed_s(const struct fleet *f)
+{
+	return rel_s(f, g_get_monotonic_time());
+}
+
+const char *fleet_guest_name(const struct fleet *f, unsigned int i)
+{
+	return i < f->n ? f->g[i].name : NULL;
+}
+
+uint64_t fleet_mark(struct fleet *f)
+{
+	uint64_t m;
+
+	g_mutex_lock(&f->lock);
+	m = f->verdicts->len;
+	g_mutex_unlock(&f->lock);
+	return m;
+}
+
+int fleet_verdicts_since(struct fleet *f, uint64_t mark, GPtrArray **out)
+{
+	GPtrArray *a = g_ptr_array_new_with_free_func((GDestroyNotify)fleet_verdict_free);
+
+	g_mutex_lock(&f->lock);
+	for (guint i = mark; i < f->verdicts->len; i++)
+		g_ptr_array_add(a, verdict_copy(f->verdicts->pdata[i]));
+	g_mutex_unlock(&f->lock);
+	*out = a;
+	return 0;
+}
+
+int fleet_wait_verdict(struct fleet *f, uint64_t mark, unsigned int timeout_ms)
+{
+	int64_t end = g_get_monotonic_time() + (int64_t)timeout_ms * 1000;
+	int rc = 0;
+
+	g_mutex_lock(&f->lock);
+	while (f->verdicts->len <= mark) {
+		if (!g_cond_wait_until(&f->cond, &f->lock, end) && g_get_monotonic_time() >= end) {
+			rc = f->verdicts->len > mark ? 0 : -ETIMEDOUT;
+			break;
+		}
+	}
+	g_mutex_unlock(&f->lock);
+	return rc < 0 ? pc_fail(ETIMEDOUT, "no verdict within %u ms", timeout_ms) : 0;
+}
+
+int fleet_wait_healthy(struct fleet *f, unsigned int timeout_ms)
+{
+	int64_t end = g_get_monotonic_time() + (int64_t)timeout_ms * 1000;
+
+	g_mutex_lock(&f->lock);
+	for (;;) {
+		int64_t now = g_get_monotonic_time();
+		bool all = true;
+
+		for (unsigned int i = 0; i < f->n; i++) {
+			struct guest *g = &f->g[i];
+
+			if (g->state != GUEST_STATE_HEALTHY && g->state != GUEST_STATE_BOOTING) {
+				g_mutex_unlock(&f->lock);
+				return pc_fail(EIO, "%s is %s", g->name, guest_state_name(g->state));
+			}
+			if (g->state != GUEST_STATE_HEALTHY ||
+			    now - g->hb.last_hb_us > (int64_t)f->cfg.hb_timeout_ms * 1000)
+				all = false;
+		}
+		if (all)
+			break;
+		if (now >= end) {
+			g_mutex_unlock(&f->lock);
+			return pc_fail(ETIMEDOUT, "fleet not healthy within %u ms", timeout_ms);
+		}
+		g_cond_wait_until(&f->cond, &f->lock, MIN(end, now + 50000));
+	}
+	g_mutex_unlock(&f->lock);
+	return 0;
+}
+
+int fleet_restart_guest(struct fleet *f, unsigned int i)
+{
+	struct guest *g;
+	int rc;
+
+	if (i >= f->n)
+		return pc_fail(EINVAL, "no guest %u", i);
+	g = &f->g[i];
+	guest_stop(f, g);
+	g_mutex_lock(&f->lock);
+	g->state = GUEST_STATE_OFF;
+	g->restarts++;
+	g_mutex_unlock(&f->lock);
+	rc = guest_boot(f, g);
+	if (rc < 0)
+		return rc;
+	g_mutex_lock(&f->lock);
+	while (g->state == GUEST_STATE_BOOTING && !fleet_signal_pending())
+		g_cond_wait_until(&f->cond, &f->lock, g_get_monotonic_time() + 50000);
+	rc = g->state == GUEST_STATE_HEALTHY ? 0 : -EIO;
+	g_mutex_unlock(&f->lock);
+	return rc < 0 ? pc_fail(EIO, "%s did not come up again", g->name) : 0;
+}
+
+int fleet_send_command(struct fleet *f, unsigned int i, const char *line)
+{
+	g_autofree char *msg = NULL;
+	virStreamPtr st;
+	int rc;
+
+	if (i >= f->n)
+		return pc_fail(EINVAL, "no guest %u", i);
+	if (!line || !*line || strlen(line) >= HB_MAX_LINE - 1 || strchr(line, '\n'))
+		return pc_fail(EINVAL, "bad command line");
+	msg = g_strdup_printf("%s\n", line);
+	/* our own reference: a concurrent restart may close the guest's */
+	g_mutex_lock(&f->lock);
+	st = f->g[i].st_hup ? NULL : virt_stream_ref(f->g[i].st);
+	if (!strcmp(line, "work off"))
+		f->g[i].hb.work_on = false;
+	else if (!strcmp(line, "work on"))
+		f->g[i].hb.work_on = true;
+	g_mutex_unlock(&f->lock);
+	if (!st)
+		return pc_fail(ENOTCONN, "%s: heartbeat channel closed", f->g[i].name);
+	rc = virt_stream_send(st, msg, strlen(msg));
+	virt_stream_unref(st);
+	return rc;
+}
+
+int fleet_guest_status(struct fleet *f, unsigned int i, struct fleet_guest_status *s)
+{
+	struct guest *g;
+
+	if (i >= f->n)
+		return pc_fail(EINVAL, "no guest %u", i);
+	g = &f->g[i];
+	memset(s, 0, sizeof(*s));
+	g_mutex_lock(&f->lock);
+	g_strlcpy(s->name, g->name, sizeof(s->name));
+	g_strlcpy(s->console_path, g->console, sizeof(s->console_path));
+	s->state = g->state;
+	s->first_heartbeat_s = g->first_hb_s;
+	s->last_hb_us = g->hb.last_hb_us;
+	s->seq = g->hb.seq;
+	s->work = g->hb.work;
+	s->oops = g->hb.oops;
+	s->boots = g->hb.boots;
+	s->restarts = g->restarts;
+	for (int k = 0; k < HB_KIND_COUNT; k++)
+		s->lines_ok += g->hb.accepted[k];
+	s->lines_bad = hb_guest_rejected_total(&g->hb);
+	s->last_ack_us = g->hb.last_ack_us;
+	g_strlcpy(s->last_ack, g->hb.last_ack, sizeof(s->last_ack));
+	g_mutex_unlock(&f->lock);
+	return 0;
+}
+
+json_t *fleet_json(struct fleet *f)
+{
+	json_t *root = json_object();
+	json_t *guests = json_array();
+	json_t *lim = json_array();
+
+	g_mutex_lock(&f->lock);
+	for (unsigned int i = 0; i < f->n; i++) {
+		struct guest *g = &f->g[i];
+		json_t *jg = json_object();
+		json_t *jv = json_array();
+		json_t *rej = json_object();
+
+		json_object_set_new(jg, "name", json_string(g->name));
+		json_object_set_new(jg, "state", json_string(guest_state_name(g->state)));
+		json_object_set_new(jg, "first_heartbeat_s",
+				    g->first_hb_s >= 0 ? json_real(g->first_hb_s) : json_null());
+		json_object_set_new(jg, "seq", json_integer((json_int_t)g->hb.seq));
+		json_object_set_new(jg, "restarts", json_integer(g->restarts));
+		json_object_set_new(jg, "console", json_string(g->console));
+		for (int r = 0; r < HB_REJECT_COUNT; r++)
+			json_object_set_new(rej, hb_reject_name(r),
+					    json_integer((json_int_t)g->hb.rejected[r]));
+		json_object_set_new(jg, "rejected_lines", rej);
+		for (guint k = 0; k < f->verdicts->len; k++) {
+			const struct fleet_verdict *v = f->verdicts->pdata[k];
+			json_t *o;
+
+			if (v->guest != i)
+				continue;
+			o = json_object();
+			json_object_set_new(o, "kind", json_string(outcome_name(v->kind)));
+			json_object_set_new(o, "t_s", json_real(v->t_s));
+			json_object_set_new(o, "evidence", json_string(v->evidence ? v->evidence : ""));
+			json_array_append_new(jv, o);
+		}
+		json_object_set_new(jg, "verdicts", jv);
+		json_array_append_new(guests, jg);
+	}
+	g_mutex_unlock(&f->lock);
+	json_object_set_new(root, "guests", guests);
+	json_object_set_new(root, "accel", json_string(fleet_accel_name(f->accel)));
+	if (f->accel == FLEET_ACCEL_TCG)
+		json_array_append_new(lim, json_string(
+			"TCG: guests are emulated (no /dev/kvm or forced): hardware PMU and VMX/SVM "
+			"interactions with guests cannot be shown"));
+	json_object_set_new(root, "limitations", lim);
+	json_object_set_new(root, "uri", json_string(f->uri));
+	json_object_set_new(root, "run_id", json_string(f->run_id));
+	return root;
+}
+
+/* ---- signals ---- */
+
+
+static void sig_handler(int signo)
+{
+	int saved = errno;
+	char c = (char)signo;
+
+	sig_seen = signo;
+	if (sig_pipe[1] >= 0 && write(sig_pipe[1], &c, 1) < 0) {
+		/* pipe full: the flag is enough */
+	}
+	errno = saved;
+}
+
+int fleet_signals_install(void)
+{
+	struct sigaction sa;
+
+	if (sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return pc_fail(errno, "pipe: %s", g_strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sig_handler;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
+		return pc_fail(errno, "sigaction: %s", g_strerror(errno));
+	return sig_pipe[0];
+}
+
+int fleet_signal_pending(void)
+{
+	return sig_seen;
+}

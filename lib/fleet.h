@@ -1,0 +1,172 @@
+/* A fleet of guests watched through their heartbeats (design.md "Fleet").
+ *
+ * Each guest is a transient libvirt domain named pmucanary-<run_id>-<n>,
+ * started with VIR_DOMAIN_START_AUTODESTROY (a killed harness loses its
+ * connection and libvirtd destroys the guests), booted straight into a
+ * kernel + initramfs whose /init is the agent (lib/hbproto.h). The fleet
+ * turns what it sees into verdicts, each with a timestamp and evidence:
+ *
+ *   GUEST_CRASH       panic lifecycle event, or the domain stopped unasked
+ *   GUEST_HANG        no heartbeat within hb_timeout (then an NMI is injected
+ *                     and the console it provokes is the evidence), or
+ *                     heartbeats whose work counter stalled ("stalled")
+ *   GUEST_REBOOT      boot id changed or the sequence restarted
+ *   GUEST_CORRUPTION  a CORRUPT line (offset, expected, actual)
+ *   GUEST_OOPS        the oops count rose (KMSG text, console lines)
+ *   INFRA             the guest never sent its first heartbeat: never a
+ *                     kernel verdict
+ *
+ * A guest with a harm verdict stays HARMED (no further verdicts but the
+ * evidence of what follows) until fleet_restart_guest().
+ *
+ * Domain XML (fleet_domain_xml): type='kvm' with <cpu mode='host-passthrough'/>
+ * when /dev/kvm is usable, kvm_intel or kvm_amd is loaded (kvm_pvm's
+ * /dev/kvm cannot boot a stock kernel) and libvirt's domain capabilities
+ * accept kvm; else type='qemu' (TCG, <cpu mode='maximum'/>). Machine 'pc',
+ * direct kernel boot, <features><acpi/></features> + <panic model='isa'/>,
+ * serial console to <run_dir>/<name>.console (libvirt opens the file as root
+ * and passes the fd, so run_dir need not be reachable by libvirt-qemu; the
+ * kernel and initrd must be), the heartbeat as a unix channel in bind mode
+ * with no path (libvirt's own socket) read through virDomainOpenChannel and
+ * a non-blocking stream, no USB/balloon/graphics/network/disk.
+ * on_crash=preserve (then the fleet resumes the guest for 0.4 s so that a
+ * panic raised in NMI context flushes its console, and pauses it again),
+ * on_reboot=restart (seen as a REBOOT event and a new boot id),
+ * on_poweroff=destroy. Kernel command line: fleet_kernel_cmdline().
+ * Metadata <pc:fleet pid= start=> lets fleet_new() destroy guests of dead
+ * harnesses that AUTODESTROY missed.
+ *
+ * Thread safety: every function may be called from any thread; libvirt
+ * events are handled on an internal event-loop thread. A lost libvirt
+ * connection turns every live guest INFRA (never a hang). */
+#ifndef PMUCANARY_FLEET_H
+#define PMUCANARY_FLEET_H
+
+#include "outcome.h"
+
+#include <glib.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FLEET_DEFAULT_URI "qemu:///system"
+#define FLEET_NAME_PREFIX "pmucanary-"
+
+enum fleet_accel {
+	FLEET_ACCEL_KVM,
+	FLEET_ACCEL_TCG,
+	FLEET_ACCEL_COUNT
+};
+const char *fleet_accel_name(enum fleet_accel a); /* "kvm", "tcg" */
+
+struct fleet_config {
+	const char *uri;          /* NULL: FLEET_DEFAULT_URI */
+	const char *run_id;       /* NULL: "<pid>"; [A-Za-z0-9_.-] only */
+	const char *run_dir;      /* console logs <run_dir>/<name>.console; made 0755 */
+	unsigned int guests;      /* >= 1 */
+	unsigned int vcpus;       /* 0: 1 */
+	unsigned int memory_mib;  /* 0: 192 */
+	const char *kernel;       /* bzImage, readable by the QEMU user */
+	const char *initrd;       /* initramfs, readable by the QEMU user */
+	unsigned int hb_interval_ms;  /* 0: HB_DEFAULT_INTERVAL_MS */
+	unsigned int hb_timeout_ms;   /* 0: 2000 (kvm) / 5000 (tcg) */
+	unsigned int boot_timeout_ms; /* 0: 30000 (kvm) / 120000 (tcg) */
+	unsigned int parallel;    /* guests booting at once; 0: online CPUs */
+	bool force_tcg;           /* type='qemu' even where KVM works */
+	bool no_work;             /* pmucanary.work=off */
+	unsigned int canary_mib;  /* 0: the agent's default */
+	const char *extra_cmdline;/* appended to the kernel command line */
+};
+
+enum guest_state {
+	GUEST_STATE_OFF,      /* not started / stopped by the fleet */
+	GUEST_STATE_BOOTING,  /* started, no heartbeat yet */
+	GUEST_STATE_HEALTHY,  /* heartbeats arriving */
+	GUEST_STATE_HARMED,   /* has a harm verdict; restart to clear */
+	GUEST_STATE_INFRA,    /* never came up */
+	GUEST_STATE_COUNT
+};
+const char *guest_state_name(enum guest_state s);
+
+struct fleet_verdict {
+	uint64_t id;          /* position in the fleet's timeline, from 1 */
+	unsigned int guest;   /* index */
+	enum outcome kind;    /* a GUEST_* harm or INFRA */
+	int64_t t_us;         /* g_get_monotonic_time() when seen */
+	double t_s;           /* seconds since fleet_new() */
+	char *evidence;       /* one or more lines; console tail appended */
+};
+void fleet_verdict_free(struct fleet_verdict *v);
+
+struct fleet_guest_status {
+	char name[96];
+	enum guest_state state;
+	double first_heartbeat_s; /* since its (re)start; < 0: none yet */
+	int64_t last_hb_us;   /* monotonic time of the last heartbeat, 0: none */
+	uint64_t seq, work;
+	unsigned int oops;
+	unsigned int boots;   /* boot ids seen */
+	unsigned int restarts;
+	uint64_t lines_ok;
+	uint64_t lines_bad;   /* malformed + oversized + truncated + out-of-order */
+	char console_path[512];
+	int64_t last_ack_us;  /* monotonic time of the last ACK line, 0: none */
+	char last_ack[32];    /* its command word */
+};
+
+struct fleet;
+
+/* Validates cfg (copied), connects, starts the event loop and destroys the
+ * domains left by dead earlier runs. Nothing is booted yet. */
+int fleet_new(const struct fleet_config *cfg, struct fleet **out);
+/* Boots every guest (at most cfg.parallel booting at once) and waits for
+ * each one's first heartbeat. 0 when all came up; -EIO when any is INFRA
+ * (the others keep running; see the verdicts). */
+int fleet_start(struct fleet *f);
+/* Destroys every guest (no verdicts for stops it asked for). */
+int fleet_stop(struct fleet *f);
+/* fleet_stop() + disconnect + free. NULL is fine. */
+void fleet_free(struct fleet *f);
+
+enum fleet_accel fleet_accel(const struct fleet *f);
+unsigned int fleet_size(const struct fleet *f);
+double fleet_elapsed_s(const struct fleet *f);
+
+/* A point in the verdict timeline; verdicts_since(mark) returns only later
+ * ones. *out: struct fleet_verdict * copies, owned by the array. A verdict's
+ * evidence grows for about a second (console tail, what an NMI printed):
+ * query again, or fleet_json(), for the full text. */
+uint64_t fleet_mark(struct fleet *f);
+int fleet_verdicts_since(struct fleet *f, uint64_t mark, GPtrArray **out);
+/* Waits until a verdict after mark exists: 0, or -ETIMEDOUT. */
+int fleet_wait_verdict(struct fleet *f, uint64_t mark, unsigned int timeout_ms);
+/* Waits until every guest is HEALTHY with a heartbeat within the timeout:
+ * 0, -ETIMEDOUT, or -EIO when a guest is HARMED/INFRA/OFF. */
+int fleet_wait_healthy(struct fleet *f, unsigned int timeout_ms);
+
+/* Destroys guest i and boots it again (clears HARMED); waits for its first
+ * heartbeat. -EIO (and an INFRA verdict) when it does not come up. */
+int fleet_restart_guest(struct fleet *f, unsigned int i);
+/* Sends one host->guest line (lib/hbproto.h), e.g. "selftest panic". */
+int fleet_send_command(struct fleet *f, unsigned int i, const char *line);
+int fleet_guest_status(struct fleet *f, unsigned int i, struct fleet_guest_status *st);
+/* Domain name of guest i (static for the fleet's life). */
+const char *fleet_guest_name(const struct fleet *f, unsigned int i);
+
+/* {"guests": [{"name","state","first_heartbeat_s","verdicts":[{"kind","t_s",
+ * "evidence"}]}], "accel": "kvm"|"tcg", "limitations": [...]} */
+json_t *fleet_json(struct fleet *f);
+
+/* The domain XML for guest n (exposed for the unit tests). */
+char *fleet_domain_xml(const struct fleet_config *cfg, enum fleet_accel accel,
+		       const char *name, const char *console_path, unsigned int n);
+/* The kernel command line the guests get. */
+char *fleet_kernel_cmdline(const struct fleet_config *cfg);
+
+/* SIGINT/SIGTERM: the handler only records the signal and writes to a
+ * self-pipe. Returns the pipe's read end (poll it) or -errno. */
+int fleet_signals_install(void);
+/* The signal received (SIGINT/SIGTERM) or 0. */
+int fleet_signal_pending(void);
+
+#endif
