@@ -1,9 +1,127 @@
-/* TEMPORARY placeholder until the run command lands; replaced by its owner. */
+/* pmucanary run [SCENARIO]: the crash sweep (see lib/runner.h). */
 #include "commands.h"
+#include "log.h"
+#include "runner.h"
+#include "scenario.h"
+
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_SCENARIO "scenarios/smoke.ini"
+
+/* The default scenario next to the checkout's binary when not run from it. */
+static char *default_scenario(void)
+{
+	g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+	g_autofree char *dir = exe ? g_path_get_dirname(exe) : NULL;
+
+	if (g_file_test(DEFAULT_SCENARIO, G_FILE_TEST_EXISTS) || !dir)
+		return g_strdup(DEFAULT_SCENARIO);
+	return g_build_filename(dir, "..", DEFAULT_SCENARIO, NULL);
+}
+
+static char *keys_help(void)
+{
+	GString *s = g_string_new("Scenario keys (INI; every key optional) and defaults:\n");
+	const char *section = "";
+
+	for (size_t i = 0; i < scenario_key_count(); i++) {
+		const struct scenario_key_info *k = scenario_key_at(i);
+
+		if (strcmp(section, k->section))
+			g_string_append_printf(s, "  [%s]\n", section = k->section);
+		g_string_append_printf(s, "    %-18s %-10s %s\n", k->key,
+				       k->default_text[0] ? k->default_text : "\"\"", k->help);
+	}
+	g_string_append(s, "\nExit: 0 no harm, 1 harm found, 2 bad input, 125 could not test.\n"
+			   "Output: RESULTS/<run-id>/{run.json, matrix.txt, journal.jsonl, consoles}.");
+	return g_string_free(s, FALSE);
+}
 
 int cmd_run(int argc, char **argv)
 {
-	fprintf(stderr, "pmucanary run: not built yet\n");
-	return EXIT_USAGE;
+	g_autofree char *resume = NULL, *selftest = NULL, *results = NULL, *uri = NULL;
+	g_autofree char *scenario_path = NULL, *help = keys_help();
+	gboolean tcg = FALSE;
+	GOptionEntry entries[] = {
+		{ "resume", 0, 0, G_OPTION_ARG_FILENAME, &resume,
+		  "continue the run in RUN_DIR from its journal (with its own scenario "
+		  "and --selftest-harm unless given again)", "RUN_DIR" },
+		{ "selftest-harm", 0, 0, G_OPTION_ARG_STRING, &selftest,
+		  "self-test: the guests harm themselves whenever SPEC's attr is armed "
+		  "(HOW: crash, hang, corrupt, reboot, oops; default crash)", "SPEC[=HOW]" },
+		{ "results", 0, 0, G_OPTION_ARG_FILENAME, &results,
+		  "where runs go (default: results)", "DIR" },
+		{ "uri", 0, 0, G_OPTION_ARG_STRING, &uri,
+		  "libvirt URI (default: qemu:///system)", "URI" },
+		{ "tcg", 0, 0, G_OPTION_ARG_NONE, &tcg,
+		  "boot guests under TCG even where /dev/kvm exists", NULL },
+		{ NULL }
+	};
+	g_autoptr(GOptionContext) ctx = g_option_context_new("[SCENARIO]");
+	struct runner_opts o = { 0 };
+	struct runner_guests guests;
+	struct runner_report rep;
+	int e, code;
+
+	g_option_context_set_summary(ctx,
+		"Opens every attr of SCENARIO (default " DEFAULT_SCENARIO "), boots the\n"
+		"fleet, arms the attrs that opened in batches while the guests work,\n"
+		"isolates any attr that harms a guest or the host, and writes the matrix.");
+	g_option_context_set_description(ctx, help);
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	if (!cli_parse(ctx, "run", &argc, &argv))
+		return EXIT_USAGE;
+	if (argc > 2) {
+		fprintf(stderr, "pmucanary run: one SCENARIO at most (see pmucanary run --help)\n");
+		return EXIT_USAGE;
+	}
+	/* A resumed run reads the scenario it started with from RUN_DIR. */
+	scenario_path = argc == 2 ? g_strdup(argv[1]) : resume ? NULL : default_scenario();
+	o.scenario = scenario_path;
+	o.results_dir = results;
+	o.resume_dir = resume;
+	o.tcg = tcg;
+	if (selftest) {
+		char *eq = strchr(selftest, '=');
+
+		o.selftest_harm = RUNNER_HARM_CRASH;
+		if (eq) {
+			*eq = '\0';
+			o.selftest_harm = runner_harm_from_name(eq + 1);
+			if (o.selftest_harm == RUNNER_HARM_COUNT) {
+				fprintf(stderr, "pmucanary run: --selftest-harm %s=%s: expected crash, "
+					"hang, corrupt, reboot or oops\n", selftest, eq + 1);
+				return EXIT_USAGE;
+			}
+		}
+		o.selftest_spec = selftest;
+	}
+
+	if ((e = runner_fleet_guests(uri, tcg, &guests))) {
+		fprintf(stderr, "pmucanary run: %s\n", pc_errmsg());
+		return EXIT_INFRA;
+	}
+	e = runner_run(&o, &guests, &rep);
+	runner_fleet_guests_free(&guests);
+	if (e) {
+		fprintf(stderr, "pmucanary run: %s\n", pc_errmsg());
+		runner_report_clear(&rep);
+		return e == -EINVAL ? EXIT_USAGE : EXIT_INFRA;
+	}
+	if (rep.selftest)
+		printf("SELF-TEST RUN: harms below were injected by --selftest-harm%s%s\n",
+		       selftest ? " " : "", selftest ? selftest : "");
+	printf("run %s: %s (%u distinct attrs armed, %u batches, %u culprit(s))\n",
+	       rep.run_id, runner_verdict_name(rep.verdict), rep.distinct_armed, rep.rounds,
+	       rep.culprits);
+	printf("  %s/run.json\n  %s/matrix.txt\n", rep.run_dir, rep.run_dir);
+	if (rep.verdict == RUNNER_VERDICT_INFRA)
+		fprintf(stderr, "pmucanary run: could not test: %s\n", rep.why ? rep.why : "?");
+	code = rep.verdict == RUNNER_VERDICT_CLEAN ? EXIT_CLEAN :
+	       rep.verdict == RUNNER_VERDICT_HARM ? EXIT_HARM : EXIT_INFRA;
+	runner_report_clear(&rep);
+	return code;
 }

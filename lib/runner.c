@@ -1,0 +1,1153 @@
+#include "runner.h"
+
+#include "attr.h"
+#include "enumerate.h"
+#include "fingerprint.h"
+#include "fleet.h"
+#include "hbproto.h"
+#include "image.h"
+#include "isolate.h"
+#include "journal.h"
+#include "kmsg.h"
+#include "load.h"
+#include "log.h"
+#include "prober.h"
+#include "profile.h"
+#include "results.h"
+#include "spec.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const struct {
+	const char *name;
+	const char *agent;   /* the agent's selftest word */
+} harms[RUNNER_HARM_COUNT] = {
+	[RUNNER_HARM_CRASH] = { "crash", "panic" },
+	[RUNNER_HARM_HANG] = { "hang", "hang" },
+	[RUNNER_HARM_CORRUPT] = { "corrupt", "corrupt" },
+	[RUNNER_HARM_REBOOT] = { "reboot", "reboot" },
+	[RUNNER_HARM_OOPS] = { "oops", "oops" },
+};
+
+const char *runner_harm_name(enum runner_harm h)
+{
+	return h < RUNNER_HARM_COUNT ? harms[h].name : "?";
+}
+
+const char *runner_harm_agent_command(enum runner_harm h)
+{
+	return h < RUNNER_HARM_COUNT ? harms[h].agent : "?";
+}
+
+enum runner_harm runner_harm_from_name(const char *name)
+{
+	for (int i = 0; i < RUNNER_HARM_COUNT; i++)
+		if (name && !strcmp(name, harms[i].name))
+			return (enum runner_harm)i;
+	return RUNNER_HARM_COUNT;
+}
+
+static const char *const verdict_names[RUNNER_VERDICT_COUNT] = {
+	[RUNNER_VERDICT_CLEAN] = "clean",
+	[RUNNER_VERDICT_HARM] = "harm",
+	[RUNNER_VERDICT_INFRA] = "infra",
+};
+
+const char *runner_verdict_name(enum runner_verdict v)
+{
+	return v < RUNNER_VERDICT_COUNT ? verdict_names[v] : "?";
+}
+
+void runner_report_clear(struct runner_report *rep)
+{
+	if (!rep)
+		return;
+	g_free(rep->run_dir);
+	g_free(rep->run_id);
+	g_free(rep->why);
+	memset(rep, 0, sizeof(*rep));
+}
+
+/* pc_fail with the current message behind a prefix (pc_errmsg's buffer is
+ * the one pc_fail writes, so copy it first). */
+static int refail(int err, const char *prefix)
+{
+	g_autofree char *msg = g_strdup(pc_errmsg());
+
+	return pc_fail(err, "%s%s", prefix, msg);
+}
+
+/* A harmful batch and what the guests and host said. */
+struct harmful {
+	unsigned int seq;
+	size_t *ids;
+	size_t count;
+	json_t *verdicts;
+};
+
+static void harmful_free(gpointer p)
+{
+	struct harmful *h = p;
+
+	g_free(h->ids);
+	json_decref(h->verdicts);
+	g_free(h);
+}
+
+/* Per distinct armed attr. */
+struct armed {
+	struct perf_event_attr attr;
+	char *key;              /* attr_to_string: the journal's key */
+	GPtrArray *cells;       /* struct cell * (borrowed from the set) */
+	bool selftest;          /* arming it makes the guests harm themselves */
+	uint64_t samples, lost, throttle;
+	unsigned int batches;
+	int arm_err, arm_cpu;
+};
+
+static void armed_free(gpointer p)
+{
+	struct armed *a = p;
+
+	g_free(a->key);
+	g_ptr_array_unref(a->cells);
+	g_free(a);
+}
+
+struct run {
+	const struct runner_opts *opts;
+	const struct runner_guests *g;
+	struct scenario *sc;
+	struct pmu_set *pmus;
+	struct result_set *set;
+	char *run_dir;
+	char *fp_hash;
+	struct journal *j;
+	struct journal_replay *replay;
+	struct kmsg_watch *km;
+	GPtrArray *armed;       /* struct armed * by id */
+	GHashTable *index;      /* struct perf_event_attr * -> id + 1 */
+	GPtrArray *harmful;     /* struct harmful * */
+	unsigned int dwell_ms;
+	unsigned int live_rounds;
+	bool guests_up;
+	const char *selftest_spec;   /* the option's, or the resumed run's */
+	enum runner_harm selftest_harm;
+};
+
+static void run_clear(struct run *r)
+{
+	if (r->guests_up && r->g->stop)
+		r->g->stop(r->g->ctx);
+	scenario_free(r->sc);
+	pmu_set_free(r->pmus);
+	result_set_free(r->set);
+	g_free(r->run_dir);
+	g_free(r->fp_hash);
+	journal_close(r->j);
+	journal_replay_free(r->replay);
+	kmsg_close(r->km);
+	if (r->index)
+		g_hash_table_unref(r->index);
+	if (r->armed)
+		g_ptr_array_unref(r->armed);
+	if (r->harmful)
+		g_ptr_array_unref(r->harmful);
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+static const char *const *strv_or_null(const GPtrArray *a)
+{
+	if (!a->len || (a->len == 1 && !strcmp(a->pdata[0], "*")))
+		return NULL;
+	return (const char *const *)a->pdata;
+}
+
+/* NULL-terminated view of a GPtrArray of strings (adds the terminator). */
+static GPtrArray *strv_copy(const GPtrArray *a)
+{
+	GPtrArray *v = g_ptr_array_new();
+
+	for (guint i = 0; i < a->len; i++)
+		g_ptr_array_add(v, a->pdata[i]);
+	g_ptr_array_add(v, NULL);
+	return v;
+}
+
+static void add_cell(struct run *r, const struct profile *p, const char *spec,
+		     enum profile_mode mode, const char *kernel)
+{
+	struct cell *cell = cell_new(kernel, profile_name(p), spec);
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	pc_errclear();
+	if (profile_encode(p, r->pmus, spec, mode, &attr) < 0)
+		cell_set_error(cell, pc_errmsg());
+	else
+		cell_set_attr(cell, &attr);
+	results_add_cell(r->set, cell);
+}
+
+/* "path:line: [section] key: " for a message about a key whose value only
+ * turns out bad once used (an unknown profile, event or PMU): bad input
+ * names its line like the scenario parser's own messages. */
+static char *key_where(const struct scenario *s, const char *section, const char *key)
+{
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	bool in = false;
+
+	if (s->path && g_file_get_contents(s->path, &text, NULL, NULL)) {
+		lines = g_strsplit(text, "\n", -1);
+		for (guint i = 0; lines[i]; i++) {
+			g_autofree char *l = g_strstrip(g_strdup(lines[i]));
+			size_t n = strlen(key);
+
+			if (l[0] == '[')
+				in = l[strlen(l) - 1] == ']' && strlen(l) == strlen(section) + 2 &&
+				     !strncmp(l + 1, section, strlen(section));
+			else if (in && !strncmp(l, key, n) && (l[n] == '=' || l[n] == ' ' || l[n] == '\t'))
+				return g_strdup_printf("%s:%u: [%s] %s: ", s->path, i + 1, section, key);
+		}
+	}
+	return g_strdup_printf("%s: [%s] %s: ", s->path ? s->path : "scenario", section, key);
+}
+
+/* The scenario's (profile, spec) pairs as cells of the set. */
+static int build_cells(struct run *r, const char *kernel)
+{
+	const struct scenario *s = r->sc;
+	g_autoptr(GPtrArray) pv = strv_copy(s->profiles);
+	g_autoptr(GPtrArray) mv = strv_copy(s->pmus);
+	g_autoptr(GPtrArray) ev = strv_copy(s->events);
+	struct enumerate_opts eo = { 0 };
+	g_autoptr(GPtrArray) profiles = NULL;
+	g_autoptr(GPtrArray) events = NULL;
+	g_autoptr(GPtrArray) raw = g_ptr_array_new_with_free_func(g_free);
+	enum profile_mode mode = !strcmp(s->mode, "stat") ? PROFILE_MODE_STAT : PROFILE_MODE_RECORD;
+	bool sweep_events = s->pmus->len || s->events->len;
+	bool have_raw = false;
+
+	eo.profiles = strv_or_null(s->profiles) ? (const char *const *)pv->pdata : NULL;
+	eo.pmus = strv_or_null(s->pmus) ? (const char *const *)mv->pdata : NULL;
+	eo.events = strv_or_null(s->events) ? (const char *const *)ev->pdata : NULL;
+	eo.full = !strcmp(s->modifier_set, "full");
+	if (enumerate_profiles(&eo, &profiles)) {
+		g_autofree char *where = key_where(s, "sweep", "profiles");
+
+		return refail(EINVAL, where);
+	}
+	if (sweep_events && enumerate_events(r->pmus, &eo, &events)) {
+		/* The message names the event or the PMU at fault. */
+		g_autofree char *where = key_where(s, "sweep",
+			strstr(pc_errmsg(), "--pmu") ? "pmus" : "events");
+
+		return refail(EINVAL, where);
+	}
+	enumerate_raw_suffixes(raw);
+
+	for (guint i = 0; i < profiles->len; i++) {
+		const struct profile *p = profiles->pdata[i];
+		g_autoptr(GPtrArray) mods = g_ptr_array_new_with_free_func(g_free);
+		bool is_raw = profile_is_raw(p);
+
+		have_raw |= is_raw;
+		if (is_raw) {
+			if (s->raw_excludes)
+				for (guint m = 0; m < raw->len; m++)
+					g_ptr_array_add(mods, g_strdup(raw->pdata[m]));
+			else
+				g_ptr_array_add(mods, g_strdup(""));
+		} else if (eo.full) {
+			enumerate_modifiers(profile_modifiers(p), true, mods);
+		} else {
+			for (guint m = 0; m < s->modifiers->len; m++)
+				g_ptr_array_add(mods, g_strdup(s->modifiers->pdata[m]));
+		}
+		for (guint k = 0; events && k < events->len; k++) {
+			const char *name = ((struct enumerate_event *)events->pdata[k])->name;
+
+			for (guint m = 0; m < mods->len; m++) {
+				const char *mod = mods->pdata[m];
+				/* Spelled as probe spells it (spec_join: "msr/tsc/u",
+				 * "cpu-clock:u") so that runs and probes share cells. */
+				g_autofree char *spec = !*mod ? g_strdup(name) :
+					is_raw ? g_strconcat(name, mod, NULL) : spec_join(name, mod);
+
+				add_cell(r, p, spec, mode, kernel);
+			}
+		}
+		/* Exact specs; raw takes only its own syntax (no ':'). */
+		for (guint k = 0; k < s->specs->len; k++)
+			if (!is_raw || !strchr(s->specs->pdata[k], ':'))
+				add_cell(r, p, s->specs->pdata[k], mode, kernel);
+	}
+	if (s->raw_excludes && !have_raw)
+		pc_warn("%s: raw_excludes is set but profile raw is not swept", s->path);
+	if (!r->set->cells->len)
+		return pc_fail(EINVAL, "%s: the scenario gives no cells to sweep", s->path);
+	return 0;
+}
+
+/* The attr the kernel accepted: the last try when fallbacks led to OK. */
+static const struct perf_event_attr *armed_attr(const struct cell *c)
+{
+	if (c->tries && c->tries->len) {
+		const struct cell_try *t = &g_array_index(c->tries, struct cell_try, c->tries->len - 1);
+
+		if (t->outcome == OUTCOME_OK)
+			return &t->attr;
+	}
+	return &c->attr;
+}
+
+static void collect_armed(struct run *r)
+{
+	r->armed = g_ptr_array_new_with_free_func(armed_free);
+	r->index = g_hash_table_new(attr_hash_func, attr_equal_func);
+	for (guint i = 0; i < r->set->cells->len; i++) {
+		struct cell *c = r->set->cells->pdata[i];
+		const struct perf_event_attr *a;
+		struct armed *arm;
+		gpointer v;
+
+		if (!c->has_attr || c->outcome != OUTCOME_OK)
+			continue;
+		a = armed_attr(c);
+		if (g_hash_table_lookup_extended(r->index, a, NULL, &v)) {
+			arm = r->armed->pdata[GPOINTER_TO_UINT(v) - 1];
+		} else {
+			arm = g_new0(struct armed, 1);
+			arm->attr = *a;
+			arm->key = attr_to_string(a);
+			arm->cells = g_ptr_array_new();
+			arm->arm_cpu = -1;
+			g_ptr_array_add(r->armed, arm);
+			g_hash_table_insert(r->index, &arm->attr, GUINT_TO_POINTER(r->armed->len));
+		}
+		g_ptr_array_add(arm->cells, c);
+	}
+}
+
+static int mark_selftest(struct run *r)
+{
+	const char *spec = r->selftest_spec;
+	unsigned int marked = 0;
+	enum profile_mode mode = !strcmp(r->sc->mode, "stat") ? PROFILE_MODE_STAT : PROFILE_MODE_RECORD;
+
+	if (!spec)
+		return 0;
+	/* Cells of that spec arm what their fallbacks reached... */
+	for (guint i = 0; i < r->armed->len; i++) {
+		struct armed *a = r->armed->pdata[i];
+
+		for (guint k = 0; k < a->cells->len && !a->selftest; k++)
+			if (!strcmp(((struct cell *)a->cells->pdata[k])->spec, spec))
+				a->selftest = true;
+	}
+	/* ...and any profile's first encoding of it that is armed anyway. */
+	for (guint i = 0; i < r->set->cells->len; i++) {
+		const struct cell *c = r->set->cells->pdata[i];
+		const struct profile *p = profile_find(c->profile);
+		struct perf_event_attr attr;
+		gpointer v;
+
+		if (!p || (i && !strcmp(c->profile, ((struct cell *)r->set->cells->pdata[i - 1])->profile)))
+			continue;
+		memset(&attr, 0, sizeof(attr));
+		if (profile_encode(p, r->pmus, spec, mode, &attr) == 0 &&
+		    g_hash_table_lookup_extended(r->index, &attr, NULL, &v))
+			((struct armed *)r->armed->pdata[GPOINTER_TO_UINT(v) - 1])->selftest = true;
+	}
+	for (guint i = 0; i < r->armed->len; i++)
+		marked += ((struct armed *)r->armed->pdata[i])->selftest;
+	if (!marked)
+		return pc_fail(EINVAL, "--selftest-harm %s: no attr of this run encodes it "
+			       "(it must be swept by the scenario and open OK)", spec);
+	pc_info("self-test: %u armed attr(s) stand for %s", marked, spec);
+	return 0;
+}
+
+/* ---- the load phase ------------------------------------------------------- */
+
+static json_t *hits_to_json(GPtrArray *hits)
+{
+	json_t *a = json_array();
+
+	for (guint i = 0; i < hits->len; i++) {
+		const struct kmsg_hit *h = hits->pdata[i];
+
+		json_array_append_new(a, json_pack("{s:s,s:I,s:s}", "class", kmsg_class_name(h->cls),
+						   "ts_usec", (json_int_t)h->ts_usec,
+						   "message", h->message));
+	}
+	return a;
+}
+
+static void load_stats_apply(struct run *r, const size_t *ids, json_t *counts)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(counts, i, o) {
+		struct armed *a = r->armed->pdata[ids[i]];
+		const char *err = json_string_value(json_object_get(o, "arm_error"));
+
+		a->batches++;
+		a->samples += (uint64_t)json_integer_value(json_object_get(o, "samples"));
+		a->lost += (uint64_t)json_integer_value(json_object_get(o, "lost"));
+		a->throttle += (uint64_t)json_integer_value(json_object_get(o, "throttle"));
+		if (err && !a->arm_err) {
+			enum outcome eo = outcome_from_name(err);
+
+			a->arm_err = eo < OUTCOME_COUNT ? outcome_errno(eo) : EIO;
+			a->arm_cpu = (int)json_integer_value(json_object_get(o, "cpu"));
+		}
+	}
+}
+
+static void note_harmful(struct run *r, const struct isolate_test *t, json_t *verdicts)
+{
+	struct harmful *h = g_new0(struct harmful, 1);
+
+	h->seq = t->seq;
+	h->ids = g_memdup2(t->ids, t->count * sizeof(*t->ids));
+	h->count = t->count;
+	h->verdicts = json_incref(verdicts);
+	g_ptr_array_add(r->harmful, h);
+}
+
+/* Arms, dwells, judges one batch; the isolate oracle. */
+static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *res)
+{
+	g_autofree const char **keys = g_new0(const char *, t->count + 1);
+	g_autofree struct perf_event_attr *attrs = g_new0(struct perf_event_attr, t->count ? t->count : 1);
+	g_autoptr(load) l = NULL;
+	g_autoptr(GPtrArray) hits = g_ptr_array_new_with_free_func((GDestroyNotify)kmsg_hit_free);
+	json_t *verdicts = json_object(), *guests = NULL, *loadj = json_array();
+	enum outcome o = OUTCOME_OK;
+	bool selftest = false, judged = false;
+	int e;
+
+	for (size_t i = 0; i < t->count; i++) {
+		struct armed *a = r->armed->pdata[t->ids[i]];
+
+		keys[i] = a->key;
+		attrs[i] = a->attr;
+		selftest |= a->selftest;
+	}
+
+	if (r->replay) {
+		const struct journal_batch *b = journal_replay_batch(r->replay, t->seq);
+
+		/* Re-arm batches the harness itself gave up on (INFRA) or that
+		 * were interrupted while this very boot of the host lived on. */
+		if (b && ((b->judged && !strcmp(b->outcome, outcome_name(OUTCOME_INFRA))) ||
+			  (!b->judged && b->boot_id[0] && !strcmp(b->boot_id, journal_boot_id())))) {
+			pc_info("batch %u: %s, arming it again", t->seq,
+				b->judged ? "given up as INFRA" : "interrupted (same host boot)");
+			b = NULL;
+		}
+		if (b) {
+			bool same = b->keys->len == t->count;
+
+			for (size_t i = 0; same && i < t->count; i++)
+				same = !strcmp(b->keys->pdata[i], keys[i]);
+			if (!same) {
+				json_decref(verdicts);
+				json_decref(loadj);
+				return pc_fail(EINVAL, "%s: batch %u armed other attrs than this run would: "
+					       "the scenario or the host changed; start a new run",
+					       journal_path(r->j), t->seq);
+			}
+			if (b->judged) {
+				*res = outcome_from_name(b->outcome);
+				if (*res == OUTCOME_COUNT)
+					*res = OUTCOME_HOST_CRASH;
+				if (b->verdicts && json_is_object(b->verdicts))
+					load_stats_apply(r, t->ids, json_object_get(b->verdicts, "load"));
+				if (*res != OUTCOME_OK && b->verdicts)
+					note_harmful(r, t, b->verdicts);
+				json_decref(verdicts);
+				json_decref(loadj);
+				return 0;
+			}
+			/* Armed, never judged: the host died under this batch. */
+			json_object_set_new(verdicts, "host", json_pack("[{s:s}]", "class", "host-crash",
+				"message", "the host went down while this batch was armed (found on --resume)"));
+			json_object_set_new(verdicts, "load", loadj);
+			e = journal_judged(r->j, t->seq, outcome_name(OUTCOME_HOST_CRASH), verdicts);
+			note_harmful(r, t, verdicts);
+			json_decref(verdicts);
+			pc_warn("batch %u was armed when the host went down: HOST_CRASH", t->seq);
+			*res = OUTCOME_HOST_CRASH;
+			return e;
+		}
+	}
+
+	if ((e = journal_arm(r->j, t->seq, isolate_kind_name(t->kind), keys)))
+		goto out;
+	r->live_rounds++;
+	pc_info("batch %u (%s): arming %zu attr(s) for %u ms", t->seq, isolate_kind_name(t->kind),
+		t->count, r->dwell_ms);
+	if (r->km)
+		kmsg_mark(r->km);
+	if ((e = r->g->mark(r->g->ctx)))
+		goto infra;
+	if ((e = load_arm(attrs, t->count, r->sc->ring_pages, &l)))
+		goto infra;
+	if (selftest && (e = r->g->selftest(r->g->ctx, r->selftest_harm)))
+		goto infra;
+	load_dwell(l, r->dwell_ms);
+	load_disarm(l);
+	for (size_t i = 0; i < t->count; i++) {
+		const struct load_count *c = load_count_at(l, i);
+		json_t *lo = json_pack("{s:I,s:I,s:I,s:i}", "samples", (json_int_t)c->samples,
+				       "lost", (json_int_t)c->lost,
+				       "throttle", (json_int_t)c->throttle, "cpus", (int)c->cpus);
+
+		if (c->open_err) {
+			json_object_set_new(lo, "arm_error", json_string(outcome_name(outcome_from_errno(c->open_err))));
+			json_object_set_new(lo, "cpu", json_integer(c->open_cpu));
+		}
+		json_array_append_new(loadj, lo);
+	}
+	if (r->km)
+		kmsg_read_new(r->km, hits, NULL);
+	if ((e = r->g->judge(r->g->ctx, &o, &guests)))
+		goto infra;
+	if (o == OUTCOME_OK && hits->len)
+		o = OUTCOME_HOST_WARN;
+	json_object_set_new(verdicts, "guests", guests ? guests : json_array());
+	json_object_set_new(verdicts, "host", hits_to_json(hits));
+	json_object_set_new(verdicts, "load", json_incref(loadj));
+	load_stats_apply(r, t->ids, loadj);
+	if (o == OUTCOME_INFRA) {
+		journal_judged(r->j, t->seq, outcome_name(o), verdicts);
+		e = pc_fail(EIO, "batch %u: the guests could not be judged (INFRA)", t->seq);
+		goto out;
+	}
+	if ((e = journal_judged(r->j, t->seq, outcome_name(o), verdicts)))
+		goto out;
+	judged = true;
+	if (o != OUTCOME_OK) {
+		pc_warn("batch %u: %s", t->seq, outcome_name(o));
+		note_harmful(r, t, verdicts);
+		if ((e = r->g->restart_harmed(r->g->ctx)))
+			goto infra;
+	}
+	*res = o;
+	goto out;
+infra:
+	/* Not a kernel verdict: stop the run as INFRA with the cause. */
+	{
+		g_autofree char *prefix = g_strdup_printf("batch %u: ", t->seq);
+
+		e = refail(e < 0 ? -e : EIO, prefix);
+		/* Best effort: a resume must not take this for a host crash (a
+		 * batch already judged keeps its verdict; only the restart failed). */
+		if (!judged) {
+			json_object_set_new(verdicts, "infra", json_string(pc_errmsg()));
+			journal_judged(r->j, t->seq, outcome_name(OUTCOME_INFRA), verdicts);
+		}
+	}
+out:
+	json_decref(verdicts);
+	json_decref(loadj);
+	return e;
+}
+
+static int oracle(void *ctx, const struct isolate_test *t, enum outcome *res)
+{
+	return run_batch(ctx, t, res);
+}
+
+/* A dwell with nothing armed: guests that cannot survive it say nothing
+ * about the kernel. */
+static int baseline(struct run *r, bool *harmed)
+{
+	json_t *guests = NULL;
+	enum outcome o = OUTCOME_OK;
+	int e;
+
+	*harmed = false;
+	if (r->replay && r->replay->baseline)
+		return 0;
+	if ((e = r->g->mark(r->g->ctx)))
+		return e;
+	g_usleep((gulong)r->dwell_ms * 1000);
+	if ((e = r->g->judge(r->g->ctx, &o, &guests)))
+		return e;
+	e = journal_baseline(r->j, outcome_name(o), guests);
+	json_decref(guests);
+	*harmed = o != OUTCOME_OK;
+	if (*harmed)
+		pc_fail(EIO, "guests were harmed (%s) with nothing armed: cannot test",
+			outcome_name(o));
+	return e;
+}
+
+/* ---- cells ----------------------------------------------------------------- */
+
+static gint harmful_by_size(gconstpointer a, gconstpointer b)
+{
+	const struct harmful *x = *(struct harmful *const *)a, *y = *(struct harmful *const *)b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void cells_apply(struct run *r, const struct isolate *iso)
+{
+	for (guint id = 0; id < r->armed->len; id++) {
+		struct armed *a = r->armed->pdata[id];
+		const struct isolate_culprit *cu = isolate_culprit_of(iso, id);
+
+		for (guint k = 0; k < a->cells->len; k++) {
+			struct cell *c = a->cells->pdata[k];
+			json_t *ev = json_pack("{s:s,s:I,s:I,s:I,s:i}", "kind", "load",
+					       "samples", (json_int_t)a->samples,
+					       "lost", (json_int_t)a->lost,
+					       "throttle", (json_int_t)a->throttle,
+					       "batches", (int)a->batches);
+
+			if (a->arm_err) {
+				/* It opened in the open phase and not when armed. */
+				json_object_set_new(ev, "arm_error",
+						    json_string(outcome_name(outcome_from_errno(a->arm_err))));
+				json_object_set_new(ev, "arm_cpu", json_integer(a->arm_cpu));
+			}
+			if (a->selftest)
+				json_object_set_new(ev, "selftest", json_true());
+			json_array_append_new(c->evidence, ev);
+			if (!cu)
+				continue;
+			c->outcome = cu->outcome;
+			c->k = (int)cu->k;
+			c->n = (int)cu->n;
+			json_t *iso_ev = json_pack("{s:s,s:i,s:i}", "kind", "isolation",
+						   "k", (int)cu->k, "n", (int)cu->n);
+			json_t *with = json_array();
+
+			for (size_t m = 0; m < cu->count; m++)
+				if (cu->ids[m] != id)
+					json_array_append_new(with, json_string(
+						((struct armed *)r->armed->pdata[cu->ids[m]])->key));
+			json_object_set_new(iso_ev, "attrs", json_integer((json_int_t)cu->count));
+			if (json_array_size(with))
+				json_object_set_new(iso_ev, "only_together_with", with);
+			else
+				json_decref(with);
+			json_array_append_new(c->evidence, iso_ev);
+		}
+	}
+	/* The verdicts of the smallest harmful batches holding a culprit. */
+	for (size_t i = 0; i < isolate_culprit_count(iso); i++) {
+		const struct isolate_culprit *cu = isolate_culprit_at(iso, i);
+		g_autoptr(GPtrArray) mine = g_ptr_array_new();
+
+		for (guint h = 0; h < r->harmful->len; h++) {
+			struct harmful *hb = r->harmful->pdata[h];
+
+			for (size_t k = 0; k < hb->count; k++)
+				if (hb->ids[k] == cu->ids[0]) {
+					g_ptr_array_add(mine, hb);
+					break;
+				}
+		}
+		g_ptr_array_sort(mine, harmful_by_size);
+		for (size_t m = 0; m < cu->count; m++) {
+			struct armed *a = r->armed->pdata[cu->ids[m]];
+
+			for (guint k = 0; k < a->cells->len; k++) {
+				struct cell *c = a->cells->pdata[k];
+
+				/* A few batches: the evidence must stay readable. */
+				for (guint h = 0; h < mine->len && h < 3; h++) {
+					struct harmful *hb = mine->pdata[h];
+
+					json_array_append_new(c->evidence, json_pack("{s:s,s:i,s:i,s:O}",
+						"kind", "verdicts", "batch", (int)hb->seq,
+						"armed", (int)hb->count, "verdicts", hb->verdicts));
+				}
+			}
+		}
+	}
+}
+
+/* ---- the run ----------------------------------------------------------------- */
+
+static int make_dirs(const char *dir)
+{
+	if (g_mkdir_with_parents(dir, 0755) < 0)
+		return pc_fail(errno, "%s: %s", dir, strerror(errno));
+	/* QEMU runs as another user and writes consoles here. */
+	chmod(dir, 0755);
+	return 0;
+}
+
+static int write_outputs(struct run *r)
+{
+	g_autofree char *json_path = g_build_filename(r->run_dir, "run.json", NULL);
+	g_autofree char *matrix_path = g_build_filename(r->run_dir, "matrix.txt", NULL);
+	g_autoptr(GString) matrix = g_string_new(NULL);
+	g_autoptr(GError) err = NULL;
+	int e;
+
+	if ((e = results_write_json(r->set, json_path)))
+		return e;
+	results_format_matrix(r->set, matrix);
+	if (!g_file_set_contents(matrix_path, matrix->str, (gssize)matrix->len, &err))
+		return pc_fail(EIO, "%s: %s", matrix_path, err->message);
+	return 0;
+}
+
+static char *hash_json(json_t *j)
+{
+	g_autofree char *text = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+
+	return g_compute_checksum_for_string(G_CHECKSUM_SHA256, text ? text : "", -1);
+}
+
+/* The scenario file as it was when the run started, kept in the run
+ * directory so that `run --resume RUN_DIR` needs nothing else. */
+#define RUN_SCENARIO_FILE "scenario.ini"
+
+static int setup(struct run *r, struct runner_report *rep)
+{
+	const struct runner_opts *o = r->opts;
+	g_autofree char *kept = NULL;
+	const char *scenario_path = o->scenario;
+	json_t *fp = NULL;
+	const char *kernel;
+	int e;
+
+	r->selftest_spec = o->selftest_spec;
+	r->selftest_harm = o->selftest_harm;
+	if (o->resume_dir) {
+		json_t *st;
+
+		if ((e = journal_read(o->resume_dir, &r->replay)))
+			return e == -ENOENT ? refail(EINVAL, "--resume: ") : e;
+		/* Without SCENARIO or --selftest-harm, the run's own. */
+		kept = g_build_filename(o->resume_dir, RUN_SCENARIO_FILE, NULL);
+		if (!scenario_path)
+			scenario_path = kept;
+		st = json_object_get(r->replay->start, "selftest");
+		if (!r->selftest_spec && json_is_object(st)) {
+			r->selftest_spec = json_string_value(json_object_get(st, "spec"));
+			r->selftest_harm = runner_harm_from_name(
+				json_string_value(json_object_get(st, "harm")));
+			if (!r->selftest_spec || r->selftest_harm >= RUNNER_HARM_COUNT)
+				return pc_fail(EINVAL, "%s: bad \"selftest\" in the start line",
+					       o->resume_dir);
+		}
+	}
+	if (!scenario_path)
+		return pc_fail(EINVAL, "no scenario given");
+	if ((e = scenario_load(scenario_path, &r->sc)))
+		return e == -ENOENT || e == -EACCES ? refail(EINVAL, "") : e;
+	r->dwell_ms = o->dwell_ms ? o->dwell_ms : r->sc->dwell_ms;
+	if ((e = pmu_set_load(NULL, &r->pmus)))
+		return e;
+	if ((e = fingerprint_collect(r->pmus, &fp)))
+		return e;
+	r->fp_hash = hash_json(fp);
+	r->set = result_set_new(RESULTS_KIND_RUN);
+	results_set_host(r->set, fp);
+	if (o->tcg) {
+		g_free(r->set->accel);
+		r->set->accel = g_strdup("tcg");
+		results_note_standard_limitations(r->set,
+			json_is_true(json_object_get(r->set->host, "hw_pmu")));
+	}
+	r->set->scenario = scenario_to_json(r->sc);
+	if (r->selftest_spec) {
+		r->set->selftest = true;
+		results_add_limitation(r->set, "SELF-TEST: the guests were told to harm themselves "
+				       "(%s) whenever an attr of %s was armed; the harms below are "
+				       "injected, not the kernel's", runner_harm_name(r->selftest_harm),
+				       r->selftest_spec);
+	}
+
+	/* Before the run directory exists: bad input leaves nothing behind. */
+	kernel = r->set->kernel ? r->set->kernel : "";
+	if ((e = build_cells(r, kernel)))
+		return e;
+
+	if (o->resume_dir) {
+		g_autofree char *base = g_path_get_basename(o->resume_dir);
+
+		if ((e = journal_reopen(o->resume_dir, &r->j)))
+			return e;
+		r->run_dir = g_strdup(o->resume_dir);
+		g_free(r->set->run_id);
+		r->set->run_id = g_strdup(base);
+		if (r->replay->start) {
+			const char *old = json_string_value(json_object_get(r->replay->start, "fingerprint"));
+			json_t *sc = json_object_get(r->replay->start, "scenario");
+
+			if (old && strcmp(old, r->fp_hash))
+				results_add_limitation(r->set, "resumed on a host whose fingerprint "
+						       "differs from the one the run started on");
+			/* The report describes the run as it was started. */
+			if (json_is_object(sc)) {
+				json_decref(r->set->scenario);
+				r->set->scenario = json_incref(sc);
+			}
+		}
+		if (r->replay->done)
+			pc_warn("%s: this run was finished; its report is rewritten", r->run_dir);
+	} else {
+		g_autofree char *text = NULL;
+		g_autoptr(GError) err = NULL;
+		json_t *line;
+
+		r->run_dir = g_build_filename(o->results_dir ? o->results_dir : "results",
+					      r->set->run_id, NULL);
+		if ((e = make_dirs(r->run_dir)) || (e = journal_create(r->run_dir, &r->j)))
+			return e;
+		kept = g_build_filename(r->run_dir, RUN_SCENARIO_FILE, NULL);
+		if (!g_file_get_contents(scenario_path, &text, NULL, &err) ||
+		    !g_file_set_contents(kept, text, -1, &err))
+			return pc_fail(EIO, "%s", err->message);
+		/* journal_start's line plus what --resume must arm the same way. */
+		line = json_pack("{s:O,s:s}", "scenario", r->set->scenario,
+				 "fingerprint", r->fp_hash);
+		if (r->selftest_spec)
+			json_object_set_new(line, "selftest", json_pack("{s:s,s:s}",
+				"spec", r->selftest_spec, "harm", runner_harm_name(r->selftest_harm)));
+		e = journal_append(r->j, "start", line);
+		json_decref(line);
+		if (e)
+			return e;
+	}
+	rep->run_dir = g_strdup(r->run_dir);
+	rep->run_id = g_strdup(r->set->run_id);
+	rep->selftest = r->set->selftest;
+	return 0;
+}
+
+static int open_phase(struct run *r)
+{
+	g_autoptr(prober) pr = NULL;
+	struct prober_opts po = { 0 };
+	json_t *counts = json_object();
+	int e;
+
+	if ((e = prober_new(&po, &pr)) || (e = prober_run(pr, r->set))) {
+		json_decref(counts);
+		return e;
+	}
+	for (guint i = 0; i < r->set->cells->len; i++) {
+		const struct cell *c = r->set->cells->pdata[i];
+		const char *name = outcome_name(c->outcome);
+
+		json_object_set_new(counts, name,
+				    json_integer(json_integer_value(json_object_get(counts, name)) + 1));
+	}
+	collect_armed(r);
+	pc_info("open phase: %u cells, %u distinct attrs to arm", r->set->cells->len, r->armed->len);
+	if (!r->replay || !r->replay->open_done)
+		e = journal_open_done(r->j, counts);
+	json_decref(counts);
+	return e;
+}
+
+int runner_run(const struct runner_opts *opts, const struct runner_guests *guests,
+	       struct runner_report *rep)
+{
+	struct run r = { .opts = opts, .g = guests };
+	g_autoptr(isolate) iso = NULL;
+	json_t *info = NULL;
+	bool harmed = false;
+	int e;
+
+	memset(rep, 0, sizeof(*rep));
+	r.harmful = g_ptr_array_new_with_free_func(harmful_free);
+	if (opts->selftest_spec && opts->selftest_harm >= RUNNER_HARM_COUNT) {
+		e = pc_fail(EINVAL, "--selftest-harm: expected crash, hang, corrupt, reboot or oops");
+		goto out;
+	}
+	if ((e = setup(&r, rep)) || (e = open_phase(&r)) || (e = mark_selftest(&r)))
+		goto out;
+	rep->distinct_armed = r.armed->len;
+
+	if (!opts->kmsg_path || opts->kmsg_path[0]) {
+		if (kmsg_open(opts->kmsg_path, &r.km)) {
+			results_add_limitation(r.set, "host kernel log not watched: %s", pc_errmsg());
+			r.km = NULL;
+		}
+	}
+
+	/* Guests: failing to boot them is INFRA, never a kernel verdict. */
+	if (r.armed->len) {
+		if ((e = guests->start(guests->ctx, r.sc, r.run_dir, &info))) {
+			rep->why = g_strdup_printf("the guests did not come up: %s", pc_errmsg());
+			results_add_limitation(r.set, "INFRA: %s", rep->why);
+			rep->verdict = RUNNER_VERDICT_INFRA;
+			goto report;
+		}
+		r.guests_up = true;
+		if (!g_strcmp0(json_string_value(json_object_get(info, "accel")), "tcg") &&
+		    g_strcmp0(r.set->accel, "tcg")) {
+			g_free(r.set->accel);
+			r.set->accel = g_strdup("tcg");
+			results_note_standard_limitations(r.set,
+				json_is_true(json_object_get(r.set->host, "hw_pmu")));
+		}
+		if (!r.replay || !r.replay->fleet_up)
+			journal_fleet_up(r.j, info);
+		json_decref(info);
+		if ((e = baseline(&r, &harmed)) || harmed) {
+			rep->why = g_strdup(pc_errmsg());
+			results_add_limitation(r.set, "INFRA: %s", rep->why);
+			rep->verdict = RUNNER_VERDICT_INFRA;
+			goto report;
+		}
+		iso = isolate_new(r.armed->len, r.sc->batch_size, r.sc->confirm);
+		e = isolate_run(iso, oracle, &r);
+		rep->rounds = isolate_rounds(iso);
+		if (e == -EINVAL)
+			goto out;
+		if (e) {
+			rep->why = g_strdup(pc_errmsg());
+			results_add_limitation(r.set, "INFRA: %s", rep->why);
+			rep->verdict = RUNNER_VERDICT_INFRA;
+			goto report;
+		}
+		cells_apply(&r, iso);
+		rep->culprits = (unsigned int)isolate_culprit_count(iso);
+	} else {
+		results_add_limitation(r.set, "no attr opened: nothing was armed against guests");
+	}
+	rep->verdict = rep->culprits ? RUNNER_VERDICT_HARM : RUNNER_VERDICT_CLEAN;
+
+report:
+	if (rep->verdict == RUNNER_VERDICT_INFRA && r.armed) {
+		/* Opened fine but never judged under load: not an OK verdict. */
+		for (guint i = 0; i < r.armed->len; i++) {
+			struct armed *a = r.armed->pdata[i];
+
+			for (guint k = 0; k < a->cells->len; k++) {
+				struct cell *c = a->cells->pdata[k];
+
+				c->outcome = OUTCOME_INFRA;
+				json_array_append_new(c->evidence, json_pack("{s:s,s:s}", "kind", "infra",
+					"why", rep->why ? rep->why : "the load phase did not finish"));
+			}
+		}
+	}
+	{
+		json_t *sum = json_pack("{s:s,s:i,s:i,s:i}", "verdict", runner_verdict_name(rep->verdict),
+					"distinct_armed", (int)rep->distinct_armed,
+					"rounds", (int)rep->rounds, "culprits", (int)rep->culprits);
+		json_object_set_new(sum, "selftest", json_boolean(rep->selftest));
+		json_object_set_new(r.set->extra ? r.set->extra : (r.set->extra = json_object()),
+				    "verdict", json_string(runner_verdict_name(rep->verdict)));
+		e = write_outputs(&r);
+		if (!e)
+			e = journal_done(r.j, sum);
+		json_decref(sum);
+	}
+out:
+	run_clear(&r);
+	return e;
+}
+
+/* ---- the libvirt fleet ------------------------------------------------------ */
+
+struct fleet_guests {
+	char *uri;
+	bool tcg;
+	struct fleet *f;
+	uint64_t mark;
+	unsigned int hb_timeout_ms;
+};
+
+/* Worst first: what a reader must see when several guests differ. */
+static const enum outcome harm_rank[] = {
+	OUTCOME_GUEST_CORRUPTION, OUTCOME_GUEST_CRASH, OUTCOME_GUEST_OOPS,
+	OUTCOME_GUEST_REBOOT, OUTCOME_GUEST_HANG,
+};
+
+static int rank_of(enum outcome o)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(harm_rank); i++)
+		if (harm_rank[i] == o)
+			return (int)i;
+	return (int)G_N_ELEMENTS(harm_rank);
+}
+
+static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, json_t **info)
+{
+	struct fleet_guests *fg = ctx;
+	g_autoptr(image_info) img = NULL;
+	g_autofree char *run_id = g_path_get_basename(run_dir);
+	struct fleet_config cfg = { 0 };
+	const char *kernel = s->kernel, *initrd = s->initrd;
+	int e;
+
+	/* The scenario's kernel with its initrd as given, or an image built
+	 * (or found in the cache) for it or for the default kernel. */
+	if (!kernel[0] || !initrd[0]) {
+		struct image_options io = { 0 };
+
+		io.kernel = kernel[0] ? kernel : NULL;
+		if ((e = image_build(&io, &img)))
+			return e;
+		kernel = img->kernel_path;
+		initrd = img->initrd_path;
+	}
+	cfg.uri = fg->uri;
+	cfg.run_id = run_id;
+	cfg.run_dir = run_dir;
+	cfg.guests = s->guests;
+	cfg.vcpus = s->vcpus;
+	cfg.memory_mib = s->memory_mib;
+	cfg.kernel = kernel;
+	cfg.initrd = initrd;
+	cfg.hb_interval_ms = s->heartbeat_ms;
+	cfg.hb_timeout_ms = s->heartbeat_timeout_ms;
+	cfg.force_tcg = fg->tcg;
+	fg->hb_timeout_ms = s->heartbeat_timeout_ms;
+	fleet_signals_install();
+	if ((e = fleet_new(&cfg, &fg->f)))
+		return e;
+	if ((e = fleet_start(fg->f)))
+		return e;
+	*info = fleet_json(fg->f);
+	return 0;
+}
+
+static int fg_mark(void *ctx)
+{
+	struct fleet_guests *fg = ctx;
+
+	if (fleet_signal_pending())
+		return pc_fail(EINTR, "interrupted by a signal");
+	/* A guest that is not healthy now could not report this batch's harm. */
+	for (unsigned int i = 0; i < fleet_size(fg->f); i++) {
+		struct fleet_guest_status st;
+		int e = fleet_guest_status(fg->f, i, &st);
+
+		if (e)
+			return e;
+		if (st.state != GUEST_STATE_HEALTHY)
+			return pc_fail(EIO, "guest %s is %s before the batch: it could not report harm",
+				       st.name, guest_state_name(st.state));
+	}
+	fg->mark = fleet_mark(fg->f);
+	return 0;
+}
+
+static int fg_judge(void *ctx, enum outcome *o, json_t **verdicts)
+{
+	struct fleet_guests *fg = ctx;
+	g_autoptr(GPtrArray) vs = NULL;
+	int healthy, e;
+	bool infra = false;
+
+	/* A hang shows only once heartbeats are overdue: wait for that long. */
+	healthy = fleet_wait_healthy(fg->f, fg->hb_timeout_ms * 2 + 2000);
+	if ((e = fleet_verdicts_since(fg->f, fg->mark, &vs)))
+		return e;
+	*o = OUTCOME_OK;
+	*verdicts = json_array();
+	for (guint i = 0; i < vs->len; i++) {
+		const struct fleet_verdict *v = vs->pdata[i];
+
+		json_array_append_new(*verdicts, json_pack("{s:s,s:s,s:f,s:s}",
+			"guest", fleet_guest_name(fg->f, v->guest), "verdict", outcome_name(v->kind),
+			"t_s", v->t_s, "evidence", v->evidence ? v->evidence : ""));
+		if (v->kind == OUTCOME_INFRA)
+			infra = true;
+		else if (outcome_is_harm(v->kind) && rank_of(v->kind) < rank_of(*o))
+			*o = v->kind;
+	}
+	if (*o == OUTCOME_OK && healthy == -ETIMEDOUT) {
+		*o = OUTCOME_GUEST_HANG;
+		json_array_append_new(*verdicts, json_pack("{s:s,s:s}", "verdict", "GUEST_HANG",
+			"evidence", "no guest-wide healthy heartbeat after the batch"));
+	}
+	if (*o == OUTCOME_OK && infra)
+		*o = OUTCOME_INFRA;
+	return 0;
+}
+
+static int fg_restart(void *ctx)
+{
+	struct fleet_guests *fg = ctx;
+
+	/* A late verdict about the domain being replaced can mark a fresh guest
+	 * harmed again: trust the heartbeats, not the restart's return value,
+	 * and try a few times before calling it INFRA. */
+	for (int attempt = 0; attempt < 3; attempt++) {
+		for (unsigned int i = 0; i < fleet_size(fg->f); i++) {
+			struct fleet_guest_status st;
+			int e;
+
+			if ((e = fleet_guest_status(fg->f, i, &st)))
+				return e;
+			if (st.state == GUEST_STATE_HEALTHY)
+				continue;
+			if ((e = fleet_restart_guest(fg->f, i)))
+				return e;
+		}
+		if (fleet_wait_healthy(fg->f, fg->hb_timeout_ms * 2 + 2000) == 0)
+			return 0;
+		pc_warn("guests not healthy after restart (attempt %d)", attempt + 1);
+	}
+	return pc_fail(EIO, "the guests are not all healthy after three restarts");
+}
+
+static int fg_selftest(void *ctx, enum runner_harm how)
+{
+	struct fleet_guests *fg = ctx;
+	g_autofree char *line = g_strdup_printf("%s %s", HB_CMD_SELFTEST,
+						runner_harm_agent_command(how));
+
+	for (unsigned int i = 0; i < fleet_size(fg->f); i++) {
+		int e = fleet_send_command(fg->f, i, line);
+
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
+static void fg_stop(void *ctx)
+{
+	struct fleet_guests *fg = ctx;
+
+	fleet_free(fg->f);
+	fg->f = NULL;
+}
+
+int runner_fleet_guests(const char *uri, bool tcg, struct runner_guests *out)
+{
+	struct fleet_guests *fg = g_new0(struct fleet_guests, 1);
+
+	fg->uri = g_strdup(uri);
+	fg->tcg = tcg;
+	*out = (struct runner_guests){ fg, fg_start, fg_mark, fg_judge, fg_restart,
+				       fg_selftest, fg_stop };
+	return 0;
+}
+
+void runner_fleet_guests_free(struct runner_guests *g)
+{
+	struct fleet_guests *fg = g ? g->ctx : NULL;
+
+	if (!fg)
+		return;
+	fleet_free(fg->f);
+	g_free(fg->uri);
+	g_free(fg);
+	g->ctx = NULL;
+}

@@ -1,0 +1,103 @@
+/* One `pmucanary run` (design.md "Flow of one run"):
+ *
+ *   fingerprint -> open phase (prober over the scenario's cells) -> fleet up
+ *   -> baseline (a dwell with nothing armed: harm here is INFRA)
+ *   -> load phase (isolate.h decides the batches; load.h arms them; the
+ *      guests and host kmsg judge them; journal.h records every step)
+ *   -> cells -> results/<run-id>/{run.json, matrix.txt, journal.jsonl}
+ *
+ * The guests are reached through struct runner_guests so that the logic can
+ * run against a fake; runner_fleet_guests() is the real one (libvirt). */
+#ifndef PMUCANARY_RUNNER_H
+#define PMUCANARY_RUNNER_H
+
+#include "outcome.h"
+#include "scenario.h"
+
+#include <glib.h>
+#include <jansson.h>
+#include <stdbool.h>
+
+/* How the guests harm themselves in a self-test (agent command
+ * "selftest <how>"). */
+enum runner_harm {
+	RUNNER_HARM_CRASH,
+	RUNNER_HARM_HANG,
+	RUNNER_HARM_CORRUPT,
+	RUNNER_HARM_REBOOT,
+	RUNNER_HARM_OOPS,
+	RUNNER_HARM_COUNT
+};
+
+const char *runner_harm_name(enum runner_harm h);
+/* RUNNER_HARM_COUNT when unknown. */
+enum runner_harm runner_harm_from_name(const char *name);
+/* The agent's word for a harm (hbproto.h: "selftest panic|hang|corrupt|reboot|oops"). */
+const char *runner_harm_agent_command(enum runner_harm h);
+
+struct runner_guests {
+	void *ctx;
+	/* Boots the guests the scenario asks for, with consoles under run_dir,
+	 * and waits for each one's first heartbeat. *info describes the fleet
+	 * for the journal (new reference). */
+	int (*start)(void *ctx, const struct scenario *s, const char *run_dir,
+		     json_t **info);
+	/* The start of a batch: verdicts are counted from here. */
+	int (*mark)(void *ctx);
+	/* What happened to the guests since the mark: *outcome is OK, a harm
+	 * (the worst one) or INFRA; *verdicts (new reference) an array of
+	 * objects for the evidence. */
+	int (*judge)(void *ctx, enum outcome *outcome, json_t **verdicts);
+	/* Restarts every guest harmed since the mark; waits for heartbeats. */
+	int (*restart_harmed)(void *ctx);
+	/* Self-test: make the guests harm themselves now. */
+	int (*selftest)(void *ctx, enum runner_harm how);
+	void (*stop)(void *ctx);
+};
+
+/* The real guests: a libvirt fleet on uri (NULL: qemu:///system), under
+ * TCG when tcg or when /dev/kvm is missing. Connects lazily in start(). */
+int runner_fleet_guests(const char *uri, bool tcg, struct runner_guests *out);
+void runner_fleet_guests_free(struct runner_guests *g);
+
+struct runner_opts {
+	const char *scenario;        /* path of the INI file */
+	const char *results_dir;     /* NULL: "results" */
+	const char *resume_dir;      /* a results/<run-id> to resume, or NULL */
+	const char *selftest_spec;   /* --selftest-harm SPEC, or NULL */
+	enum runner_harm selftest_harm;
+	bool tcg;                    /* force TCG: for the report's accel */
+	/* Overrides for tests; 0/NULL keep the scenario's. */
+	unsigned int dwell_ms;
+	const char *kmsg_path;       /* NULL: /dev/kmsg; "" to skip the host log */
+};
+
+enum runner_verdict {
+	RUNNER_VERDICT_CLEAN,   /* ran, nothing harmful */
+	RUNNER_VERDICT_HARM,    /* found harm */
+	RUNNER_VERDICT_INFRA,   /* could not test */
+	RUNNER_VERDICT_COUNT
+};
+
+const char *runner_verdict_name(enum runner_verdict v);
+
+struct runner_report {
+	char *run_dir;
+	char *run_id;
+	enum runner_verdict verdict;
+	unsigned int distinct_armed;  /* distinct OK attrs in the load phase */
+	unsigned int rounds;          /* batches armed (this invocation and before) */
+	unsigned int culprits;
+	bool selftest;
+	char *why;                    /* INFRA: what could not be done */
+};
+
+void runner_report_clear(struct runner_report *rep);
+
+/* 0 with rep->verdict set (INFRA included, with pc_errmsg() saying why);
+ * -EINVAL for bad input (scenario, options: exit 2); other -errno when the
+ * run could not even be set up (exit 125). */
+int runner_run(const struct runner_opts *opts, const struct runner_guests *guests,
+	       struct runner_report *rep);
+
+#endif
