@@ -40,6 +40,54 @@ static char *keys_help(void)
 	return g_string_free(s, FALSE);
 }
 
+/* One live line on a terminal; nothing in CI or when stderr is a file. */
+static void show_progress(void *ctx, const struct runner_progress *p)
+{
+	char eta[32] = "?";
+
+	if (p->eta_s >= 0)
+		snprintf(eta, sizeof(eta), "%d:%02d", (int)p->eta_s / 60, (int)p->eta_s % 60);
+	fprintf(stderr, "\r\033[K[%d:%02d] %-8s", (int)p->elapsed_s / 60,
+		(int)p->elapsed_s % 60, p->phase);
+	if (p->screening)
+		fprintf(stderr, " batch %u (%u screening, %u isolating) ETA %s%s", p->batch,
+			p->screening, p->isolating, eta, p->isolating ? "+" : "");
+	if (p->guests)
+		fprintf(stderr, "  guests %u/%u healthy", p->healthy, p->guests);
+	if (!strcmp(p->phase, "report"))
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static bool want_progress(void)
+{
+	const char *ci = getenv("CI");
+
+	return isatty(STDERR_FILENO) && !(ci && *ci) && log_get_level() <= LOG_WARN;
+}
+
+/* The matrix the run wrote, as the terminal's final word; harm lines in
+ * red on a terminal so they stand out. */
+static void print_matrix(const char *run_dir)
+{
+	g_autofree char *path = g_build_filename(run_dir, "matrix.txt", NULL);
+	g_autofree char *text = NULL;
+	bool color = isatty(STDOUT_FILENO);
+
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return;
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		bool harm = color && (strstr(*l, "GUEST_") || strstr(*l, "HOST_") ||
+				      strstr(*l, "SELF-TEST"));
+
+		if (!**l && !l[1])
+			break;
+		printf("%s%s%s\n", harm ? "\033[1;31m" : "", *l, harm ? "\033[0m" : "");
+	}
+	putchar('\n');
+}
+
 int cmd_run(int argc, char **argv)
 {
 	g_autofree char *resume = NULL, *selftest = NULL, *results = NULL, *uri = NULL;
@@ -100,6 +148,10 @@ int cmd_run(int argc, char **argv)
 		o.selftest_spec = selftest;
 	}
 
+	if (want_progress()) {
+		o.progress = show_progress;
+		o.progress_ctx = NULL;
+	}
 	if ((e = runner_fleet_guests(uri, tcg, &guests))) {
 		fprintf(stderr, "pmucanary run: %s\n", pc_errmsg());
 		return EXIT_INFRA;
@@ -111,6 +163,7 @@ int cmd_run(int argc, char **argv)
 		runner_report_clear(&rep);
 		return e == -EINVAL ? EXIT_USAGE : EXIT_INFRA;
 	}
+	print_matrix(rep.run_dir);
 	if (rep.selftest)
 		printf("SELF-TEST RUN: harms below were injected by --selftest-harm%s%s\n",
 		       selftest ? " " : "", selftest ? selftest : "");

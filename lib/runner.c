@@ -135,7 +135,32 @@ struct run {
 	bool guests_up;
 	const char *selftest_spec;   /* the option's, or the resumed run's */
 	enum runner_harm selftest_harm;
+	/* progress */
+	gint64 t0_us, load_t0_us;
+	unsigned int batches_done, screening, isolating;
 };
+
+static void progress(struct run *r, const char *phase)
+{
+	struct runner_progress p = { .phase = phase, .eta_s = -1 };
+	gint64 now = g_get_monotonic_time();
+
+	if (!r->opts->progress)
+		return;
+	p.batch = r->batches_done;
+	p.screening = r->screening;
+	p.isolating = r->isolating;
+	p.elapsed_s = (double)(now - r->t0_us) / 1e6;
+	/* Screening batches that remain, at the pace so far; isolation adds
+	 * batches nobody can foresee, so the ETA is a lower bound then. */
+	if (r->batches_done && r->screening && r->batches_done - r->isolating <= r->screening) {
+		double per = (double)(now - r->load_t0_us) / 1e6 / r->batches_done;
+		p.eta_s = per * (r->screening - (r->batches_done - r->isolating));
+	}
+	if (r->g && r->g->health && r->guests_up)
+		r->g->health(r->g->ctx, &p.healthy, &p.guests);
+	r->opts->progress(r->opts->progress_ctx, &p);
+}
 
 static void run_clear(struct run *r)
 {
@@ -563,7 +588,16 @@ out:
 
 static int oracle(void *ctx, const struct isolate_test *t, enum outcome *res)
 {
-	return run_batch(ctx, t, res);
+	struct run *r = ctx;
+	int e;
+
+	progress(r, "load");
+	e = run_batch(r, t, res);
+	r->batches_done++;
+	if (t->kind != ISOLATE_KIND_SCREEN)
+		r->isolating++;
+	progress(r, "load");
+	return e;
 }
 
 /* A dwell with nothing armed: guests that cannot survive it say nothing
@@ -869,12 +903,16 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 	int e;
 
 	memset(rep, 0, sizeof(*rep));
+	r.t0_us = g_get_monotonic_time();
 	r.harmful = g_ptr_array_new_with_free_func(harmful_free);
 	if (opts->selftest_spec && opts->selftest_harm >= RUNNER_HARM_COUNT) {
 		e = pc_fail(EINVAL, "--selftest-harm: expected crash, hang, corrupt, reboot or oops");
 		goto out;
 	}
-	if ((e = setup(&r, rep)) || (e = open_phase(&r)) || (e = mark_selftest(&r)))
+	if ((e = setup(&r, rep)))
+		goto out;
+	progress(&r, "open");
+	if ((e = open_phase(&r)) || (e = mark_selftest(&r)))
 		goto out;
 	rep->distinct_armed = r.armed->len;
 
@@ -887,6 +925,7 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 
 	/* Guests: failing to boot them is INFRA, never a kernel verdict. */
 	if (r.armed->len) {
+		progress(&r, "fleet");
 		if ((e = guests->start(guests->ctx, r.sc, r.run_dir, &info))) {
 			rep->why = g_strdup_printf("the guests did not come up: %s", pc_errmsg());
 			results_add_limitation(r.set, "INFRA: %s", rep->why);
@@ -904,6 +943,7 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 		if (!r.replay || !r.replay->fleet_up)
 			journal_fleet_up(r.j, info);
 		json_decref(info);
+		progress(&r, "baseline");
 		if ((e = baseline(&r, &harmed)) || harmed) {
 			rep->why = g_strdup(pc_errmsg());
 			results_add_limitation(r.set, "INFRA: %s", rep->why);
@@ -911,6 +951,8 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 			goto report;
 		}
 		iso = isolate_new(r.armed->len, r.sc->batch_size, r.sc->confirm);
+		r.screening = (r.armed->len + r.sc->batch_size - 1) / r.sc->batch_size;
+		r.load_t0_us = g_get_monotonic_time();
 		e = isolate_run(iso, oracle, &r);
 		rep->rounds = isolate_rounds(iso);
 		if (e == -EINVAL)
@@ -929,6 +971,7 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 	rep->verdict = rep->culprits ? RUNNER_VERDICT_HARM : RUNNER_VERDICT_CLEAN;
 
 report:
+	progress(&r, "report");
 	if (rep->verdict == RUNNER_VERDICT_INFRA && r.armed) {
 		/* Opened fine but never judged under load: not an OK verdict. */
 		for (guint i = 0; i < r.armed->len; i++) {
@@ -1121,6 +1164,20 @@ static int fg_selftest(void *ctx, enum runner_harm how)
 	return 0;
 }
 
+static void fg_health(void *ctx, unsigned int *healthy, unsigned int *total)
+{
+	struct fleet_guests *fg = ctx;
+	struct fleet_guest_status st;
+
+	*healthy = *total = 0;
+	if (!fg->f)
+		return;
+	*total = fleet_size(fg->f);
+	for (unsigned int i = 0; i < *total; i++)
+		if (!fleet_guest_status(fg->f, i, &st) && st.state == GUEST_STATE_HEALTHY)
+			(*healthy)++;
+}
+
 static void fg_stop(void *ctx)
 {
 	struct fleet_guests *fg = ctx;
@@ -1136,7 +1193,7 @@ int runner_fleet_guests(const char *uri, bool tcg, struct runner_guests *out)
 	fg->uri = g_strdup(uri);
 	fg->tcg = tcg;
 	*out = (struct runner_guests){ fg, fg_start, fg_mark, fg_judge, fg_restart,
-				       fg_selftest, fg_stop };
+				       fg_selftest, fg_stop, fg_health };
 	return 0;
 }
 

@@ -53,6 +53,19 @@ struct runner_guests {
 	/* Self-test: make the guests harm themselves now. */
 	int (*selftest)(void *ctx, enum runner_harm how);
 	void (*stop)(void *ctx);
+	/* Optional: how many guests are healthy right now, for progress. */
+	void (*health)(void *ctx, unsigned int *healthy, unsigned int *total);
+};
+
+/* Where a run is, for a live progress line (never for verdicts). */
+struct runner_progress {
+	const char *phase;          /* "open", "fleet", "baseline", "load", "report" */
+	unsigned int batch;         /* batches judged so far in the load phase */
+	unsigned int screening;     /* screening batches the load phase starts with */
+	unsigned int isolating;     /* culprit-isolation and confirm batches so far */
+	double elapsed_s;
+	double eta_s;               /* < 0 when unknown */
+	unsigned int healthy, guests;
 };
 
 /* The real guests: a libvirt fleet on uri (NULL: qemu:///system), under
@@ -70,6 +83,9 @@ struct runner_opts {
 	/* Overrides for tests; 0/NULL keep the scenario's. */
 	unsigned int dwell_ms;
 	const char *kmsg_path;       /* NULL: /dev/kmsg; "" to skip the host log */
+	/* Called at each phase and batch; NULL for none. */
+	void (*progress)(void *ctx, const struct runner_progress *p);
+	void *progress_ctx;
 };
 
 enum runner_verdict {
