@@ -79,7 +79,7 @@ static void f_stop(void *ctx)
 
 static struct runner_guests fake_guests(struct fake *f)
 {
-	struct runner_guests g = { f, f_start, f_mark, f_judge, f_restart, f_selftest, f_stop };
+	struct runner_guests g = { f, f_start, f_mark, f_judge, f_restart, f_selftest, f_stop, NULL };
 
 	return g;
 }
