@@ -186,11 +186,15 @@ static int parse_uint(const char *text, unsigned long long *v)
 	return 0;
 }
 
-int scenario_parse_duration(const char *text, unsigned int *ms)
+/* A number with one of the units in the table, scaled; UINT_MAX at most. */
+struct scaled_unit {
+	const char *unit;
+	unsigned long long scale;
+};
+
+static int parse_scaled(const char *text, const struct scaled_unit *units, size_t n_units,
+			unsigned int *out)
 {
-	static const struct { const char *unit; unsigned long long ms; } units[] = {
-		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
-	};
 	char *end;
 	unsigned long long n;
 
@@ -200,40 +204,33 @@ int scenario_parse_duration(const char *text, unsigned int *ms)
 	n = strtoull(text, &end, 10);
 	if (errno)
 		return -EINVAL;
-	for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
+	for (size_t i = 0; i < n_units; i++) {
 		if (strcmp(end, units[i].unit))
 			continue;
-		if (n > UINT_MAX / units[i].ms)
+		if (n > UINT_MAX / units[i].scale)
 			return -ERANGE;
-		*ms = (unsigned int)(n * units[i].ms);
+		*out = (unsigned int)(n * units[i].scale);
 		return 0;
 	}
 	return -EINVAL;
 }
 
+int scenario_parse_duration(const char *text, unsigned int *ms)
+{
+	static const struct scaled_unit units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+	};
+
+	return parse_scaled(text, units, G_N_ELEMENTS(units), ms);
+}
+
 int scenario_parse_memory(const char *text, unsigned int *mib)
 {
-	static const struct { const char *unit; unsigned long long mib; } units[] = {
+	static const struct scaled_unit units[] = {
 		{ "", 1 }, { "M", 1 }, { "MiB", 1 }, { "G", 1024 }, { "GiB", 1024 },
 	};
-	char *end;
-	unsigned long long n;
 
-	if (!text || !isdigit((unsigned char)text[0]))
-		return -EINVAL;
-	errno = 0;
-	n = strtoull(text, &end, 10);
-	if (errno)
-		return -EINVAL;
-	for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
-		if (strcmp(end, units[i].unit))
-			continue;
-		if (n > UINT_MAX / units[i].mib)
-			return -ERANGE;
-		*mib = (unsigned int)(n * units[i].mib);
-		return 0;
-	}
-	return -EINVAL;
+	return parse_scaled(text, units, G_N_ELEMENTS(units), mib);
 }
 
 static int parse_bool(const char *text, bool *v)

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "diff.h"
 #include "log.h"
 #include "results.h"
@@ -260,18 +262,9 @@ static void test_text_and_json(void **state)
 
 int main(int argc, char **argv)
 {
-	const char *top = getenv("PMUCANARY_TOP");
+	g_autofree char *top = test_top_dir();
 
-	if (top) {
-		snprintf(data_dir, sizeof(data_dir), "%s/tests/data/diff", top);
-	} else {
-		/* build/tests/test_diff -> tests/data/diff */
-		char exe[4096];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		exe[n > 0 ? n : 0] = '\0';
-		g_autofree char *d = g_path_get_dirname(exe);
-		snprintf(data_dir, sizeof(data_dir), "%s/../../tests/data/diff", d);
-	}
+	snprintf(data_dir, sizeof(data_dir), "%s/tests/data/diff", top);
 
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classify_table),

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "errata.h"
 #include "log.h"
 #include "report.h"
@@ -321,17 +323,9 @@ static void test_write(void **state)
 
 int main(void)
 {
-	const char *top = getenv("PMUCANARY_TOP");
+	g_autofree char *top = test_top_dir();
 
-	if (top) {
-		snprintf(top_dir, sizeof(top_dir), "%s", top);
-	} else {
-		char exe[4096];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		exe[n > 0 ? n : 0] = '\0';
-		g_autofree char *d = g_path_get_dirname(exe);
-		snprintf(top_dir, sizeof(top_dir), "%s/../..", d);
-	}
+	snprintf(top_dir, sizeof(top_dir), "%s", top);
 
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
