@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "diff.h"
 #include "log.h"
+#include "results.h"
 
 #include <stdio.h>
 
@@ -18,6 +19,7 @@ int cmd_diff(int argc, char **argv)
 	g_autoptr(diff_result) res = NULL;
 	g_autoptr(result_set) base = NULL;
 	g_autoptr(result_set) new = NULL;
+	g_auto(cli_reports) reports = { 0 };
 
 	g_option_context_set_summary(ctx,
 		"Compares two result files cell by cell, keyed by (profile, spec).\n"
@@ -25,6 +27,7 @@ int cmd_diff(int argc, char **argv)
 		"harmful), 125 cannot tell (INFRA, or NEW lacks cells BASE had),\n"
 		"2 bad input. Harm turning into an errno (fenced) does not fail.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_reports_add_entries(ctx, &reports);
 	if (!cli_parse(ctx, "diff", &argc, &argv))
 		return EXIT_USAGE;
 	if (argc != 3) {
@@ -36,6 +39,10 @@ int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "pmucanary diff: %s\n", pc_errmsg());
 		return EXIT_USAGE;
 	}
+	/* The CI files say the same as the exit code: NEW's cells, with BASE
+	 * as the baseline whose regressions fail. */
+	if (!cli_reports_write("diff", &reports, new, base, argv[1]))
+		return EXIT_USAGE;
 
 	if (json) {
 		json_t *j = diff_result_to_json(res);

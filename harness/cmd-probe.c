@@ -151,6 +151,7 @@ int cmd_probe(int argc, char **argv)
 		{ NULL }
 	};
 	struct results_matrix_opts mopts = { 0 };
+	g_auto(cli_reports) reports = { 0 };
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- open every event x modifier "
 							     "combination on this host");
 	struct enumerate_opts eopts = { 0 };
@@ -181,6 +182,7 @@ int cmd_probe(int argc, char **argv)
 		"--perf-binary adds a real perf binary as a column, traced per spec.\n\n"
 		"Exit: 0 probed, 2 bad input, 125 could not probe.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_reports_add_entries(ctx, &reports);
 	if (!cli_parse(ctx, "probe", &argc, &argv))
 		return EXIT_USAGE;
 	if (argc > 1) {
@@ -269,5 +271,7 @@ int cmd_probe(int argc, char **argv)
 			rc = EXIT_INFRA;
 		}
 	}
+	if (!cli_reports_write("probe", &reports, set, NULL, NULL))
+		rc = EXIT_INFRA;
 	return rc;
 }

@@ -1,6 +1,7 @@
 /* pmucanary run [SCENARIO]: the crash sweep (see lib/runner.h). */
 #include "commands.h"
 #include "log.h"
+#include "results.h"
 #include "runner.h"
 #include "scenario.h"
 
@@ -110,6 +111,7 @@ int cmd_run(int argc, char **argv)
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("[SCENARIO]");
 	struct runner_opts o = { 0 };
+	g_auto(cli_reports) reports = { 0 };
 	struct runner_guests guests;
 	struct runner_report rep;
 	int e, code;
@@ -120,6 +122,7 @@ int cmd_run(int argc, char **argv)
 		"isolates any attr that harms a guest or the host, and writes the matrix.");
 	g_option_context_set_description(ctx, help);
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_reports_add_entries(ctx, &reports);
 	if (!cli_parse(ctx, "run", &argc, &argv))
 		return EXIT_USAGE;
 	if (argc > 2) {
@@ -164,13 +167,22 @@ int cmd_run(int argc, char **argv)
 		return e == -EINVAL ? EXIT_USAGE : EXIT_INFRA;
 	}
 	print_matrix(rep.run_dir);
+	if (reports.junit || reports.kcidb) {
+		g_autofree char *json_path = g_build_filename(rep.run_dir, "run.json", NULL);
+		g_autoptr(result_set) set = NULL;
+
+		if (results_read_json(json_path, &set) < 0 ||
+		    !cli_reports_write("run", &reports, set, NULL, NULL))
+			fprintf(stderr, "pmucanary run: %s\n", pc_errmsg());
+	}
 	if (rep.selftest)
 		printf("SELF-TEST RUN: harms below were injected by --selftest-harm%s%s\n",
 		       selftest ? " " : "", selftest ? selftest : "");
 	printf("run %s: %s (%u distinct attrs armed, %u batches, %u culprit(s))\n",
 	       rep.run_id, runner_verdict_name(rep.verdict), rep.distinct_armed, rep.rounds,
 	       rep.culprits);
-	printf("  %s/run.json\n  %s/matrix.txt\n", rep.run_dir, rep.run_dir);
+	printf("  %s/run.json\n  %s/matrix.txt\n  %s/report.html\n  %s/junit.xml\n",
+	       rep.run_dir, rep.run_dir, rep.run_dir, rep.run_dir);
 	if (rep.verdict == RUNNER_VERDICT_INFRA)
 		fprintf(stderr, "pmucanary run: could not test: %s\n", rep.why ? rep.why : "?");
 	code = rep.verdict == RUNNER_VERDICT_CLEAN ? EXIT_CLEAN :

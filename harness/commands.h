@@ -30,4 +30,20 @@ COMMAND_LIST(COMMAND_DECL)
 #include <stdbool.h>
 bool cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv);
 
+/* --junit FILE / --kcidb FILE for run, probe and diff: the entries to add
+ * to a command's options, and the writer (base: a baseline whose
+ * regressions fail, or NULL). Prints its own error; false on failure. */
+struct result_set;
+struct cli_reports {
+	char *junit;
+	char *kcidb;
+};
+void cli_reports_add_entries(GOptionContext *ctx, struct cli_reports *r);
+bool cli_reports_write(const char *cmd, const struct cli_reports *r,
+		       const struct result_set *set, const struct result_set *base,
+		       const char *base_name);
+void cli_reports_clear(struct cli_reports *r);
+typedef struct cli_reports cli_reports;
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(cli_reports, cli_reports_clear)
+
 #endif

@@ -1,6 +1,8 @@
 /* pmucanary: dispatch to one subcommand from one table. */
 #include "commands.h"
 #include "log.h"
+#include "report.h"
+#include "results.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +45,47 @@ bool cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv)
 	else if (opt_quiet)
 		log_set_level(LOG_ERROR);
 	return true;
+}
+
+void cli_reports_add_entries(GOptionContext *ctx, struct cli_reports *r)
+{
+	GOptionEntry entries[] = {
+		{ "junit", 0, 0, G_OPTION_ARG_FILENAME, &r->junit,
+		  "also write JUnit XML: one testcase per cell, harm (or a regression "
+		  "against the baseline) a failure, INFRA an error", "FILE" },
+		{ "kcidb", 0, 0, G_OPTION_ARG_FILENAME, &r->kcidb,
+		  "also write KCIDB v5 JSON (INFRA is ERROR, never FAIL)", "FILE" },
+		{ NULL }
+	};
+	GOptionGroup *g = g_option_group_new("reports", "CI report options:",
+					     "Show CI report options", NULL, NULL);
+
+	g_option_group_add_entries(g, entries);
+	g_option_context_add_group(ctx, g);
+}
+
+bool cli_reports_write(const char *cmd, const struct cli_reports *r,
+		       const struct result_set *set, const struct result_set *base,
+		       const char *base_name)
+{
+	const struct report_options opts = { .base = base, .base_name = base_name };
+	const struct { enum report_format f; const char *path; } outs[] = {
+		{ REPORT_JUNIT, r->junit }, { REPORT_KCIDB, r->kcidb },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
+		if (outs[i].path && report_write(outs[i].f, &set, 1, &opts, outs[i].path) < 0) {
+			fprintf(stderr, "pmucanary %s: %s: %s\n", cmd, outs[i].path, pc_errmsg());
+			return false;
+		}
+	}
+	return true;
+}
+
+void cli_reports_clear(struct cli_reports *r)
+{
+	g_clear_pointer(&r->junit, g_free);
+	g_clear_pointer(&r->kcidb, g_free);
 }
 
 static void usage(FILE *out)

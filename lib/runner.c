@@ -13,6 +13,7 @@
 #include "log.h"
 #include "prober.h"
 #include "profile.h"
+#include "report.h"
 #include "results.h"
 #include "spec.h"
 
@@ -725,6 +726,14 @@ static int make_dirs(const char *dir)
 	return 0;
 }
 
+static const struct {
+	enum report_format format;
+	const char *file;
+} run_reports[] = {
+	{ REPORT_JUNIT, "junit.xml" },
+	{ REPORT_HTML, "report.html" },
+};
+
 static int write_outputs(struct run *r)
 {
 	g_autofree char *json_path = g_build_filename(r->run_dir, "run.json", NULL);
@@ -738,6 +747,14 @@ static int write_outputs(struct run *r)
 	results_format_matrix(r->set, matrix);
 	if (!g_file_set_contents(matrix_path, matrix->str, (gssize)matrix->len, &err))
 		return pc_fail(EIO, "%s: %s", matrix_path, err->message);
+	/* design.md "Report": the CI view and the heatmap beside the data. */
+	for (size_t i = 0; i < G_N_ELEMENTS(run_reports); i++) {
+		g_autofree char *path = g_build_filename(r->run_dir, run_reports[i].file, NULL);
+		const struct result_set *set = r->set;
+
+		if ((e = report_write(run_reports[i].format, &set, 1, NULL, path)))
+			return e;
+	}
 	return 0;
 }
 
