@@ -639,6 +639,220 @@ static void *kmsg_main(void *arg)
 	return NULL;
 }
 
+/* ---- selftest garbage ----
+ * Hostile input for the host's parser on the real port: every line of the
+ * burst must be rejected exactly once (HB_SELFTEST_GARBAGE_LINES in all) and
+ * none may cause a verdict. Runs in its own thread so that heartbeats keep
+ * flowing between its writes (each write ends on a line boundary, under
+ * port_lock, so real lines never interleave with garbage). */
+
+#define GARBAGE_OVERSIZED (64 * 1024)
+#define GARBAGE_FLOOD_LINES 20000 /* random lengths 0..1023: about 10 MB */
+#define GARBAGE_FLOOD_MAXLEN 1024
+#define GARBAGE_BATCH (32 * 1024) /* virtio_console takes at most 32 KiB a write */
+
+static atomic_bool garbage_running;
+
+struct garbage {
+	char *p;
+	size_t len, cap;
+	unsigned int lines;
+};
+
+/* One line of n raw bytes (NULs allowed) plus '\n'. */
+static void garbage_add(struct garbage *g, const void *data, size_t n)
+{
+	if (g->len + n + 1 > g->cap)
+		return; /* the host's exact count then fails loudly */
+	memcpy(g->p + g->len, data, n);
+	g->len += n;
+	g->p[g->len++] = '\n';
+	g->lines++;
+}
+
+static void garbage_addf(struct garbage *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void garbage_addf(struct garbage *g, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n >= 0)
+		garbage_add(g, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+/* prefix, then fill bytes up to total length n (without the '\n') */
+static void garbage_pad(struct garbage *g, const char *prefix, char fill, size_t n)
+{
+	char *buf = malloc(n);
+	size_t pl = strlen(prefix);
+
+	if (!buf)
+		return;
+	memset(buf, fill, n);
+	memcpy(buf, prefix, pl < n ? pl : n);
+	garbage_add(g, buf, n);
+	free(buf);
+}
+
+/* Every write waits for the host (10 s per stall at most): the burst must
+ * arrive whole for the host to count it exactly. Called with port_lock. */
+static bool port_write_all(const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(port_fd, buf, len > GARBAGE_BATCH ? GARBAGE_BATCH : len);
+		struct pollfd p = { port_fd, POLLOUT, 0 };
+
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 || errno != EAGAIN || poll(&p, 1, 10000) <= 0 ||
+		    (p.revents & (POLLHUP | POLLERR)))
+			return false;
+	}
+	return true;
+}
+
+/* The fixed part: one line per kind of damage the host must survive. */
+static void garbage_hostile(struct garbage *g)
+{
+	unsigned long long seq = atomic_load(&hb_seq);
+	unsigned long long old = seq >= 2 ? seq : 2; /* seq=1 would mean "rebooted" */
+	unsigned long long ahead = seq + 1000000;
+	char hb[HB_MAX_LINE], upper[HB_BOOT_ID_HEX + 1];
+	int n;
+
+	/* a duplicate of the last heartbeat, with mono=1 so that it is out of
+	 * order even if the host never saw the original */
+	n = snprintf(hb, sizeof(hb), "HB v=%d seq=%llu boot=%s mono=1 work=0 canary=ok oops=0",
+		     HB_PROTO_VERSION, old, boot_id);
+	for (int i = 0; i <= HB_BOOT_ID_HEX; i++)
+		upper[i] = (char)toupper((unsigned char)boot_id[i]);
+
+	/* oversized */
+	garbage_pad(g, "HB v=1 seq=", '9', GARBAGE_OVERSIZED);
+	garbage_pad(g, "KMSG v=1 seq=1 text=", 'x', HB_MAX_LINE);      /* one past the limit */
+	garbage_pad(g, hb, ' ', HB_MAX_LINE - 1);                      /* longest, trailing junk */
+	/* NUL and non-ASCII bytes; as KMSG they would be a verdict if accepted */
+	garbage_add(g, "KMSG v=1 seq=1 text=pmucanary-garbage\0WARNING: hidden", 53);
+	{
+		char nul[HB_MAX_LINE];
+
+		memcpy(nul, hb, (size_t)n);
+		nul[2] = 0; /* "HB\0v=1 ..." */
+		garbage_add(g, nul, (size_t)n);
+		garbage_add(g, "\0", 1);
+	}
+	garbage_addf(g, "KMSG v=1 seq=1 text=caf\xc3\xa9 \xff\xfe\x80 WARNING:");
+	garbage_addf(g, "\xef\xbb\xbf%s", hb);
+	garbage_addf(g, "HB v=1 seq=\xd9\xa3 boot=%s", boot_id);
+	garbage_addf(g, "%s\r", hb);
+	garbage_addf(g, "HB\tv=1 seq=%llu", old);
+	/* truncated: valid lines cut mid-field */
+	garbage_add(g, hb, 9);                                /* "HB v=1 se" */
+	garbage_add(g, hb, (size_t)(strstr(hb, "boot=") - hb) + 5 + 10); /* mid boot id */
+	garbage_add(g, hb, (size_t)(strstr(hb, "canary=") - hb) + 8);    /* "canary=o" */
+	garbage_add(g, hb, (size_t)n - 1);                    /* "oops=" */
+	garbage_add(g, "HB", 2);
+	garbage_addf(g, "CORRUPT v=1 seq=%llu off=1f exp=a", old);
+	garbage_addf(g, "ACK v=1 seq=%llu cmd=", old);
+	/* fields out of order, wrong version */
+	garbage_addf(g, "HB v=1 boot=%s seq=%llu mono=1 work=0 canary=ok oops=0", boot_id, old);
+	garbage_addf(g, "HB seq=%llu v=1 boot=%s mono=1 work=0 canary=ok oops=0", old, boot_id);
+	garbage_addf(g, "HB v=1 seq=%llu boot=%s work=0 mono=1 canary=ok oops=0", old, boot_id);
+	garbage_addf(g, "HB v=2 seq=%llu boot=%s mono=1 work=0 canary=ok oops=0", old, boot_id);
+	garbage_addf(g, "HB v=0 seq=%llu boot=%s mono=1 work=0 canary=ok oops=0", old, boot_id);
+	garbage_addf(g, "HB v=01 seq=%llu boot=%s mono=1 work=0 canary=ok oops=0", old, boot_id);
+	garbage_addf(g, "ACK v=2 seq=%llu cmd=selftest", old);
+	/* duplicate / out-of-order seq */
+	garbage_add(g, hb, (size_t)n);
+	garbage_addf(g, "KMSG v=1 seq=%llu text=WARNING: from the future", ahead);
+	garbage_addf(g, "CORRUPT v=1 seq=%llu off=0 exp=00 got=ff", ahead);
+	/* numbers that overflow, signs, bad hex */
+	garbage_addf(g, "HB v=1 seq=18446744073709551616 boot=%s mono=1 work=0 canary=ok oops=0", boot_id);
+	garbage_addf(g, "HB v=1 seq=%llu boot=%s mono=99999999999999999999999999 work=0 canary=ok oops=0",
+		     old, boot_id);
+	garbage_addf(g, "HB v=4294967297 seq=%llu boot=%s mono=1 work=0 canary=ok oops=0", old, boot_id);
+	garbage_addf(g, "HB v=1 seq=%llu boot=%s mono=1 work=0 canary=ok oops=4294967296", old, boot_id);
+	garbage_addf(g, "HB v=1 seq=-%llu boot=%s mono=1 work=0 canary=ok oops=0", old, boot_id);
+	garbage_addf(g, "HB v=1 seq=%llu boot=%s mono=1 work=0 canary=ok oops=0", old, upper);
+	garbage_addf(g, "CORRUPT v=1 seq=%llu off=10000000000000000 exp=00 got=ff", old);
+	/* empty, blank, unknown */
+	garbage_add(g, "", 0);
+	garbage_addf(g, "   ");
+	garbage_addf(g, "hello host");
+}
+
+static void *garbage_main(void *arg)
+{
+	struct garbage g = { 0 };
+	uint64_t x = 0x853c49e6748fea9bull, t0 = mono_ms(), bytes = 0;
+	bool ok;
+
+	(void)arg;
+	g.cap = 2 * GARBAGE_OVERSIZED;
+	g.p = malloc(g.cap);
+	if (!g.p) {
+		say("selftest garbage: no memory");
+		atomic_store(&garbage_running, false);
+		return NULL;
+	}
+	garbage_hostile(&g);
+	pthread_mutex_lock(&port_lock);
+	ok = port_write_all(g.p, g.len);
+	pthread_mutex_unlock(&port_lock);
+	bytes += g.len;
+
+	/* the flood: random bytes in lines of random length, none starting with
+	 * a protocol letter, in batches that end on a line boundary */
+	for (unsigned int i = 0; ok && i < GARBAGE_FLOOD_LINES;) {
+		char line[GARBAGE_FLOOD_MAXLEN];
+
+		g.len = 0;
+		while (i < GARBAGE_FLOOD_LINES && g.len + GARBAGE_FLOOD_MAXLEN + 1 <= GARBAGE_BATCH) {
+			size_t len;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			len = x % GARBAGE_FLOOD_MAXLEN;
+			for (size_t j = 0; j < len; j++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				line[j] = (char)(x >> 32);
+				if (line[j] == '\n')
+					line[j] = (char)0x8a;
+			}
+			if (len)
+				line[0] |= (char)0x80;
+			garbage_add(&g, line, len);
+			i++;
+		}
+		pthread_mutex_lock(&port_lock);
+		ok = port_write_all(g.p, g.len);
+		pthread_mutex_unlock(&port_lock);
+		bytes += g.len;
+		sleep_ms(1); /* let the heartbeat have the lock */
+	}
+	if (!ok)
+		say("selftest garbage: port write failed after %llu bytes: %s",
+		    (unsigned long long)bytes, strerror(errno));
+	say("selftest garbage: %u lines (%s %d), %llu bytes in %llu ms", g.lines,
+	    g.lines == HB_SELFTEST_GARBAGE_LINES ? "as" : "NOT the", HB_SELFTEST_GARBAGE_LINES,
+	    (unsigned long long)bytes, (unsigned long long)(mono_ms() - t0));
+	free(g.p);
+	atomic_store(&garbage_running, false);
+	return NULL;
+}
+
 /* ---- commands ---- */
 
 static void ack(const char *word)
@@ -697,6 +911,21 @@ static void selftest(const char *what)
 		say("selftest oops: writing a marker line to /dev/kmsg (counting path only)");
 		if (write_file("/dev/kmsg", "<4>" SELFTEST_OOPS_MARK "\n") < 0)
 			say("selftest oops: /dev/kmsg: %s", strerror(errno));
+	} else if (!strcmp(what, "garbage")) {
+		pthread_t t;
+
+		if (atomic_exchange(&garbage_running, true)) {
+			say("selftest garbage: already running");
+			return;
+		}
+		ack(HB_CMD_SELFTEST);
+		say("selftest garbage: %d hostile lines to the host", HB_SELFTEST_GARBAGE_LINES);
+		if (pthread_create(&t, NULL, garbage_main, NULL) != 0) {
+			say("selftest garbage: pthread_create failed");
+			atomic_store(&garbage_running, false);
+		} else {
+			pthread_detach(t);
+		}
 	} else {
 		say("unknown selftest '%s'", what);
 	}

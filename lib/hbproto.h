@@ -25,12 +25,21 @@
  * Host -> guest:
  *   interval <ms>        heartbeat interval, HB_MIN_INTERVAL_MS..HB_MAX_INTERVAL_MS
  *   work <on|off>        busy workload on every vCPU
- *   selftest <panic|hang|corrupt|reboot|oops>
+ *   selftest <panic|hang|corrupt|reboot|oops|garbage>
  *       panic:   crash the kernel (sysrq c)
  *       hang:    stop heartbeats, kernel stays alive
  *       corrupt: flip one canary byte (the checker must find it)
  *       reboot:  reboot the guest kernel (sysrq b)
  *       oops:    make the kernel print an oops-class line without dying
+ *       garbage: after the ACK, write HB_SELFTEST_GARBAGE_LINES hostile
+ *                lines (each one the host must reject exactly once, none a
+ *                verdict): a 64 KiB line, lines one past and at the length
+ *                limit, NUL and non-ASCII bytes, HB/CORRUPT/ACK lines cut
+ *                mid-field, fields out of order, wrong versions, a duplicate
+ *                HB (old seq, mono=1), KMSG/CORRUPT with a seq far ahead,
+ *                numbers that overflow, empty lines, then a flood of 20000
+ *                random-byte lines (about 10 MB, deterministic). Heartbeats
+ *                keep flowing between the garbage writes.
  */
 #ifndef PMUCANARY_HBPROTO_H
 #define PMUCANARY_HBPROTO_H
@@ -43,6 +52,8 @@
 #define HB_MIN_INTERVAL_MS 10
 #define HB_MAX_INTERVAL_MS 10000
 #define HB_MAX_CORRUPT 16
+/* lines sent by "selftest garbage": 38 hostile + 20000 flood */
+#define HB_SELFTEST_GARBAGE_LINES 20038
 
 #define HB_CMD_INTERVAL "interval"
 #define HB_CMD_WORK "work"

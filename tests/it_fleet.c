@@ -1,6 +1,6 @@
 /* Fleet against real guests (libvirt qemu:///system, the real agent image):
  * boot, a panic in one guest while the others stay healthy, a guest paused
- * through libvirt, the agent's self-tests (reboot, corrupt, hang, oops), a
+ * through libvirt, the agent's self-tests (garbage, reboot, corrupt, hang, oops), a
  * guest destroyed from outside the harness, and no domain left behind --
  * also after the CLI is SIGKILLed, SIGTERMed or SIGINTed.
  *
@@ -13,11 +13,13 @@
 #include <cmocka.h>
 
 #include "fleet.h"
+#include "hbproto.h"
 #include "image.h"
 #include "log.h"
 #include "virt.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +179,63 @@ static void test_boot(void **state)
 	}
 	assert_int_equal(fleet_wait_healthy(fleet, 10000), 0);
 	assert_int_equal(fleet_mark(fleet), 0);
+}
+
+static long vm_rss_kib(void)
+{
+	g_autofree char *text = NULL;
+	const char *p;
+
+	if (!g_file_get_contents("/proc/self/status", &text, NULL, NULL) ||
+	    !(p = strstr(text, "VmRSS:")))
+		return -1;
+	return strtol(p + 6, NULL, 10);
+}
+
+/* "selftest garbage" on the real port: every hostile line is rejected and
+ * counted exactly once, the harness's memory stays put, the heartbeats in
+ * between and after are accepted, no verdict, the other guests see nothing. */
+static void test_selftest_garbage(void **state)
+{
+	struct fleet_guest_status before[GUESTS], st;
+	uint64_t mark = fleet_mark(fleet);
+	int64_t t0 = g_get_monotonic_time(), t_done;
+	long rss0 = vm_rss_kib(), rss1;
+	g_autoptr(GPtrArray) v = NULL;
+
+	for (unsigned int i = 0; i < GUESTS; i++)
+		assert_int_equal(fleet_guest_status(fleet, i, &before[i]), 0);
+	send(1, "selftest garbage");
+	do {
+		g_usleep(100000);
+		assert_int_equal(fleet_guest_status(fleet, 1, &st), 0);
+	} while (st.lines_bad < before[1].lines_bad + HB_SELFTEST_GARBAGE_LINES &&
+		 g_get_monotonic_time() - t0 < 60000000);
+	t_done = g_get_monotonic_time();
+	g_usleep(1000000); /* heartbeats after the burst; any stray rejection */
+	assert_int_equal(fleet_guest_status(fleet, 1, &st), 0);
+	rss1 = vm_rss_kib();
+	print_message("garbage: %" PRIu64 " lines rejected in %.1f s, seq %" PRIu64 " -> %" PRIu64
+		      ", RSS %ld -> %ld KiB\n", st.lines_bad - before[1].lines_bad,
+		      (t_done - t0) / 1e6, before[1].seq, st.seq, rss0, rss1);
+	assert_int_equal(st.lines_bad - before[1].lines_bad, HB_SELFTEST_GARBAGE_LINES);
+	assert_string_equal(st.last_ack, "selftest");
+	assert_true(rss0 > 0 && rss1 - rss0 < 4096);
+	assert_int_equal(st.state, GUEST_STATE_HEALTHY);
+	assert_int_equal(st.boots, before[1].boots);
+	assert_true(st.seq > before[1].seq + 5);
+	assert_true(st.lines_ok > before[1].lines_ok + 5);
+	assert_int_equal(fleet_wait_healthy(fleet, 2000), 0);
+	fleet_verdicts_since(fleet, mark, &v);
+	assert_int_equal(v->len, 0);
+	for (unsigned int i = 0; i < GUESTS; i++) {
+		if (i == 1)
+			continue;
+		assert_int_equal(fleet_guest_status(fleet, i, &st), 0);
+		assert_int_equal(st.lines_bad, before[i].lines_bad);
+		assert_int_equal(st.state, GUEST_STATE_HEALTHY);
+		assert_true(st.seq > before[i].seq);
+	}
 }
 
 static void test_panic_is_crash_others_healthy(void **state)
@@ -452,6 +511,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_boot),
+		cmocka_unit_test(test_selftest_garbage),
 		cmocka_unit_test(test_panic_is_crash_others_healthy),
 		cmocka_unit_test(test_paused_is_hang),
 		cmocka_unit_test(test_selftest_reboot),

@@ -58,6 +58,14 @@ static const struct {
 	{ "ACK v=1 seq=0 cmd=Selftest", 0, HB_REJECT_MALFORMED },
 	{ "ACK v=1 seq=0 cmd=a b", 0, HB_REJECT_MALFORMED },
 	{ "HBX v=1", 0, HB_REJECT_MALFORMED },
+	/* from the agent's "selftest garbage" burst */
+	{ "HB v=01 seq=1 boot=" BOOT_A " mono=1 work=0 canary=ok oops=0", 0, HB_REJECT_MALFORMED },
+	{ "HB v=0 seq=1 boot=" BOOT_A " mono=1 work=0 canary=ok oops=0", 0, HB_REJECT_MALFORMED },
+	{ "HB v=4294967297 seq=1 boot=" BOOT_A " mono=1 work=0 canary=ok oops=0", 0, HB_REJECT_MALFORMED },
+	{ "\xef\xbb\xbfHB v=1 seq=1 boot=" BOOT_A " mono=1 work=0 canary=ok oops=0", 0, HB_REJECT_MALFORMED },
+	{ "HB v=1 seq=\xd9\xa3 boot=" BOOT_A, 0, HB_REJECT_MALFORMED },
+	{ "KMSG v=1 seq=1 text=caf\xc3\xa9 \xff\xfe\x80 WARNING:", 0, HB_REJECT_MALFORMED },
+	{ "HB\tv=1 seq=1", 0, HB_REJECT_MALFORMED },
 };
 
 static void test_parse_table(void **state)
@@ -70,6 +78,24 @@ static void test_parse_table(void **state)
 		if ((rc == 0) != table[i].ok || (!table[i].ok && why != table[i].why))
 			fail_msg("line %zu '%s': rc %d why %s", i, table[i].line, rc, hb_reject_name(why));
 	}
+}
+
+/* NUL bytes inside a line: the parser goes by length, never by strlen, so a
+ * valid prefix before a NUL is no line. */
+static void test_parse_nul(void **state)
+{
+	static const char kmsg[] = "KMSG v=1 seq=1 text=garbage\0WARNING: hidden";
+	static const char hb[] = "HB v=1 seq=1 boot=" BOOT_A " mono=1 work=0 canary=ok oops=0\0x";
+	static const char lead[] = "\0HB v=1 seq=1 boot=" BOOT_A " mono=1 work=0 canary=ok oops=0";
+	struct hb_msg m;
+	enum hb_reject why = HB_REJECT_COUNT;
+
+	assert_int_equal(hb_parse_line(kmsg, sizeof(kmsg) - 1, &m, &why), -EINVAL);
+	assert_int_equal(why, HB_REJECT_MALFORMED);
+	assert_int_equal(hb_parse_line(hb, sizeof(hb) - 1, &m, &why), -EINVAL);
+	assert_int_equal(why, HB_REJECT_MALFORMED);
+	assert_int_equal(hb_parse_line(lead, sizeof(lead) - 1, &m, &why), -EINVAL);
+	assert_int_equal(hb_parse_line("\0", 1, &m, &why), -EINVAL);
 }
 
 static void test_parse_fields(void **state)
@@ -315,6 +341,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_table),
+		cmocka_unit_test(test_parse_nul),
 		cmocka_unit_test(test_parse_fields),
 		cmocka_unit_test(test_reader_split_and_oversize),
 		cmocka_unit_test(test_reader_flood_bounded),
