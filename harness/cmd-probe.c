@@ -42,14 +42,7 @@ static int probe_perf_binary(struct perfbin *pb, const struct pmu_set *pmus,
 	int ret;
 
 	/* Two binaries of one release stay two columns. */
-	for (unsigned int i = 0; i < set->cells->len; i++)
-		if (strcmp(((struct cell *)set->cells->pdata[i])->profile, pb->name) == 0) {
-			char *name = g_strdup_printf("%s@%s", pb->name, path);
-
-			g_free(pb->name);
-			pb->name = name;
-			break;
-		}
+	perfbin_name_unique(pb, set);
 	prof[0] = profile_name(pb->like);
 	eopts.profiles = prof;
 	ret = enumerate_pairs(pmus, &eopts, &pairs);

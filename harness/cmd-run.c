@@ -93,6 +93,7 @@ int cmd_run(int argc, char **argv)
 {
 	g_autofree char *resume = NULL, *selftest = NULL, *results = NULL, *uri = NULL;
 	g_autofree char *scenario_path = NULL, *help = keys_help();
+	g_auto(GStrv) bins = NULL;
 	gboolean tcg = FALSE;
 	GOptionEntry entries[] = {
 		{ "resume", 0, 0, G_OPTION_ARG_FILENAME, &resume,
@@ -105,6 +106,15 @@ int cmd_run(int argc, char **argv)
 		  "where runs go (default: results)", "DIR" },
 		{ "uri", 0, 0, G_OPTION_ARG_STRING, &uri,
 		  "libvirt URI (default: qemu:///system)", "URI" },
+		{ "perf-binary", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &bins,
+		  "a real perf binary as a column, named bin:perf-<its --version> "
+		  "(repeatable). Open phase: `PATH stat -e SPEC -a -- true` under the tracer "
+		  "for each spec of the sweep. Load phase: the attr it opened last with "
+		  "success is armed by the harness like a profile's (not `perf record` per "
+		  "spec: group testing must arm, disarm and split sets of attrs, which one "
+		  "perf process per spec cannot); an attr a profile also opened shares its "
+		  "verdict. --resume reuses the run's binaries and refuses one whose "
+		  "version changed", "PATH" },
 		{ "tcg", 0, 0, G_OPTION_ARG_NONE, &tcg,
 		  "boot guests under TCG even where /dev/kvm exists", NULL },
 		{ NULL }
@@ -135,6 +145,8 @@ int cmd_run(int argc, char **argv)
 	o.results_dir = results;
 	o.resume_dir = resume;
 	o.tcg = tcg;
+	o.perf_binaries = (const char *const *)bins;
+	o.perf_binary_count = bins ? g_strv_length(bins) : 0;
 	if (selftest) {
 		char *eq = strchr(selftest, '=');
 

@@ -306,6 +306,18 @@ static struct cell *slot_finish(struct slot *sl, const struct perfbin *pb, const
 	return cell;
 }
 
+void perfbin_name_unique(struct perfbin *pb, const struct result_set *set)
+{
+	for (unsigned int i = 0; i < set->cells->len; i++)
+		if (strcmp(((struct cell *)set->cells->pdata[i])->profile, pb->name) == 0) {
+			char *name = g_strdup_printf("%s@%s", pb->name, pb->path);
+
+			g_free(pb->name);
+			pb->name = name;
+			return;
+		}
+}
+
 int perfbin_probe_cells(const struct perfbin *pb, const struct pmu_set *pmus,
 			const char *const *specs, size_t nspecs,
 			const struct perfbin_opts *opts, struct result_set *set)

@@ -44,6 +44,9 @@ struct perfbin {
  * "perf version X", fails with -ENOENT/-EINVAL and a message naming it. */
 int perfbin_open(const char *path, struct perfbin **out);
 void perfbin_free(struct perfbin *pb);
+/* Two binaries of one release stay two columns: renames pb to
+ * "bin:perf-<version>@<path>" when set already has cells named pb->name. */
+void perfbin_name_unique(struct perfbin *pb, const struct result_set *set);
 typedef struct perfbin perfbin;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(perfbin, perfbin_free)
 

@@ -11,6 +11,7 @@
 #include "kmsg.h"
 #include "load.h"
 #include "log.h"
+#include "perfbin.h"
 #include "prober.h"
 #include "profile.h"
 #include "report.h"
@@ -131,6 +132,7 @@ struct run {
 	GPtrArray *armed;       /* struct armed * by id */
 	GHashTable *index;      /* struct perf_event_attr * -> id + 1 */
 	GPtrArray *harmful;     /* struct harmful * */
+	GPtrArray *bins;        /* struct perfbin *: --perf-binary columns */
 	unsigned int dwell_ms;
 	unsigned int live_rounds;
 	bool guests_up;
@@ -181,6 +183,8 @@ static void run_clear(struct run *r)
 		g_ptr_array_unref(r->armed);
 	if (r->harmful)
 		g_ptr_array_unref(r->harmful);
+	if (r->bins)
+		g_ptr_array_unref(r->bins);
 }
 
 /* ---- setup ---------------------------------------------------------------- */
@@ -765,6 +769,127 @@ static char *hash_json(json_t *j)
 	return g_compute_checksum_for_string(G_CHECKSUM_SHA256, text ? text : "", -1);
 }
 
+/* Why a binary's column is load-tested through the harness: the evidence and
+ * --help say the same. */
+#define PERFBIN_LOAD_NOTE \
+	"the load phase arms the attr this binary opened last with success " \
+	"(captured from its perf_event_open calls) through the harness, like a " \
+	"profile's attr, instead of running `perf record` per spec for the dwell: " \
+	"group testing needs the harness to arm and disarm sets of attrs together " \
+	"and split them, which one perf process per spec cannot do; an attr equal " \
+	"to one a profile opened is armed once and shares its verdict"
+
+static json_t *bins_to_json(const struct run *r)
+{
+	json_t *a = json_array();
+
+	for (guint i = 0; i < r->bins->len; i++) {
+		const struct perfbin *pb = r->bins->pdata[i];
+
+		json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "name", pb->name,
+						   "path", pb->path, "version", pb->version));
+	}
+	return a;
+}
+
+/* --perf-binary, or on --resume the binaries the run started with; a binary
+ * whose version changed since would arm other attrs: refuse. */
+static int open_binaries(struct run *r)
+{
+	const struct runner_opts *o = r->opts;
+	json_t *old = r->replay ? json_object_get(r->replay->start, "perf_binaries") : NULL;
+	g_autoptr(GPtrArray) paths = g_ptr_array_new();
+	size_t i;
+	json_t *b;
+	int e;
+
+	r->bins = g_ptr_array_new_with_free_func((GDestroyNotify)perfbin_free);
+	for (i = 0; i < o->perf_binary_count; i++)
+		g_ptr_array_add(paths, (gpointer)o->perf_binaries[i]);
+	if (!paths->len)
+		json_array_foreach(old, i, b)
+			g_ptr_array_add(paths, (gpointer)json_string_value(json_object_get(b, "path")));
+	if (r->replay && paths->len != json_array_size(old))
+		return pc_fail(EINVAL, "--resume %s: the run started with %zu --perf-binary, "
+			       "not %u: resume with the same ones (or none to reuse them)",
+			       o->resume_dir, json_array_size(old), paths->len);
+	for (guint k = 0; k < paths->len; k++) {
+		const char *path = paths->pdata[k];
+		struct perfbin *pb = NULL;
+
+		if (!path)
+			return pc_fail(EINVAL, "%s: bad \"perf_binaries\" in the start line",
+				       o->resume_dir);
+		if ((e = perfbin_open(path, &pb)))
+			return e == -ENOENT || e == -EINVAL || e == -EACCES ?
+			       refail(EINVAL, "--perf-binary: ") : e;
+		g_ptr_array_add(r->bins, pb);
+		if (r->replay) {
+			json_t *ob = json_array_get(old, k);
+			const char *op = json_string_value(json_object_get(ob, "path"));
+			const char *ov = json_string_value(json_object_get(ob, "version"));
+
+			if (g_strcmp0(op, path))
+				return pc_fail(EINVAL, "--resume %s: --perf-binary %s: the run started "
+					       "with %s there", o->resume_dir, path, op ? op : "?");
+			if (g_strcmp0(ov, pb->version))
+				return pc_fail(EINVAL, "--resume %s: %s is perf %s now; the run started "
+					       "with perf %s, whose attrs it armed: start a new run",
+					       o->resume_dir, path, pb->version, ov ? ov : "?");
+		}
+	}
+	return 0;
+}
+
+/* Each binary's column: the sweep's specs (every non-raw profile's, once)
+ * traced under perf stat; runs after the prober, whose cells these are not. */
+static int probe_binaries(struct run *r)
+{
+	g_autoptr(GPtrArray) specs = g_ptr_array_new();
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+	guint nprofile = r->set->cells->len;
+	int e;
+
+	if (!r->bins->len)
+		return 0;
+	for (guint i = 0; i < nprofile; i++) {
+		const struct cell *c = r->set->cells->pdata[i];
+		const struct profile *p = profile_find(c->profile);
+
+		if (p && !profile_is_raw(p) && g_hash_table_add(seen, c->spec))
+			g_ptr_array_add(specs, c->spec);
+	}
+	for (guint i = 0; i < r->bins->len; i++) {
+		struct perfbin *pb = r->bins->pdata[i];
+		guint first = r->set->cells->len;
+
+		perfbin_name_unique(pb, r->set);
+		pc_info("open phase: tracing %s (%s) on %u spec(s)", pb->name, pb->path, specs->len);
+		if ((e = perfbin_probe_cells(pb, r->pmus, (const char *const *)specs->pdata,
+					     specs->len, NULL, r->set)) < 0) {
+			g_autofree char *prefix = g_strdup_printf("--perf-binary %s: ", pb->path);
+
+			return refail(-e, prefix);
+		}
+		for (guint k = first; k < r->set->cells->len; k++) {
+			struct cell *c = r->set->cells->pdata[k];
+
+			json_array_append_new(c->evidence, json_pack("{s:s,s:s,s:s,s:s,s:s}",
+				"kind", "perf-binary", "path", pb->path, "version", pb->version,
+				"open", "`PATH stat -e SPEC -a -- true` under the tracer",
+				"load", PERFBIN_LOAD_NOTE));
+		}
+		results_add_limitation(r->set, "%s (%s) ran `perf stat -e SPEC -a -- true` under "
+				       "the tracer (counting); the built-in profiles encode `perf "
+				       "record -a -g` (sampling): specs whose outcome depends on "
+				       "sampling (msr/tsc/, ...) differ for that reason; %s",
+				       pb->name, pb->path, PERFBIN_LOAD_NOTE);
+	}
+	json_object_set_new(r->set->extra ? r->set->extra : (r->set->extra = json_object()),
+			    "perf_binaries", bins_to_json(r));
+	return 0;
+}
+
 /* The scenario file as it was when the run started, kept in the run
  * directory so that `run --resume RUN_DIR` needs nothing else. */
 #define RUN_SCENARIO_FILE "scenario.ini"
@@ -801,6 +926,8 @@ static int setup(struct run *r, struct runner_report *rep)
 	}
 	if (!scenario_path)
 		return pc_fail(EINVAL, "no scenario given");
+	if ((e = open_binaries(r)))
+		return e;
 	if ((e = scenario_load(scenario_path, &r->sc)))
 		return e == -ENOENT || e == -EACCES ? refail(EINVAL, "") : e;
 	r->dwell_ms = o->dwell_ms ? o->dwell_ms : r->sc->dwell_ms;
@@ -873,6 +1000,8 @@ static int setup(struct run *r, struct runner_report *rep)
 		if (r->selftest_spec)
 			json_object_set_new(line, "selftest", json_pack("{s:s,s:s}",
 				"spec", r->selftest_spec, "harm", runner_harm_name(r->selftest_harm)));
+		if (r->bins->len)
+			json_object_set_new(line, "perf_binaries", bins_to_json(r));
 		e = journal_append(r->j, "start", line);
 		json_decref(line);
 		if (e)
@@ -891,7 +1020,8 @@ static int open_phase(struct run *r)
 	json_t *counts = json_object();
 	int e;
 
-	if ((e = prober_new(&po, &pr)) || (e = prober_run(pr, r->set))) {
+	if ((e = prober_new(&po, &pr)) || (e = prober_run(pr, r->set)) ||
+	    (e = probe_binaries(r))) {
 		json_decref(counts);
 		return e;
 	}

@@ -80,6 +80,13 @@ struct runner_opts {
 	const char *selftest_spec;   /* --selftest-harm SPEC, or NULL */
 	enum runner_harm selftest_harm;
 	bool tcg;                    /* force TCG: for the report's accel */
+	/* Real perf binaries as columns (--perf-binary, repeatable): each spec
+	 * of the sweep is traced as `PATH stat -e SPEC -a -- true` (perfbin.h)
+	 * in the open phase, and the attr the binary opened last with success
+	 * is armed in the load phase like a profile's. On --resume, none given
+	 * means the run's own (from its journal). */
+	const char *const *perf_binaries;
+	size_t perf_binary_count;
 	/* Overrides for tests; 0/NULL keep the scenario's. */
 	unsigned int dwell_ms;
 	const char *kmsg_path;       /* NULL: /dev/kmsg; "" to skip the host log */
