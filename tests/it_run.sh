@@ -124,5 +124,31 @@ else
 	if jq -e '.selftest == true' "$json" >/dev/null; then echo "ok   run.json selftest flag"
 	else echo "FAIL run.json selftest flag"; fail=1; fi
 fi
+
+# The `git bisect run` contract on these real runs: the same run is no
+# regression (0); a newly harmed cell is one (1); harm going away is a fix (0);
+# the JUnit file fails exactly where diff does.
+clean_json=$(ls "$work"/clean/*/run.json 2>/dev/null | head -1)
+st_json=$(ls "$work"/st/*/run.json 2>/dev/null | head -1)
+if [ -n "$clean_json" ] && [ -n "$st_json" ]; then
+	for want in "0 $clean_json $clean_json" "1 $clean_json $st_json" "0 $st_json $clean_json"; do
+		set -- $want
+		"$bin" diff --junit "$work/diff.xml" "$2" "$3" >"$work/diff.out" 2>&1
+		rc=$?
+		if [ "$rc" -ne "$1" ]; then
+			echo "FAIL diff $(basename "$(dirname "$2")") $(basename "$(dirname "$3")"): exit $rc, want $1"
+			cat "$work/diff.out"; fail=1
+		else
+			echo "ok   diff on real runs exits $1"
+		fi
+	done
+	"$bin" diff --junit "$work/diff.xml" "$clean_json" "$st_json" >/dev/null 2>&1
+	harmed=$(jq '[.cells[] | select(.outcome == "GUEST_CRASH")] | length' "$st_json")
+	failures=$(grep -c '<failure' "$work/diff.xml" || true)
+	if [ "$failures" -eq "$harmed" ]; then echo "ok   diff JUnit: $failures failures = harmed cells"
+	else echo "FAIL diff JUnit: $failures failures, $harmed harmed cells"; fail=1; fi
+else
+	echo "FAIL no run.json to diff"; fail=1
+fi
 echo "# it_run: clean run $((t1 - t0))s, self-test run $((SECONDS - t1))s"
 exit $fail
