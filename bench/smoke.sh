@@ -11,7 +11,8 @@ scenario=${1:-$top/scenarios/smoke.ini}
 out=$(mktemp -d /tmp/pmucanary-bench-smoke.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-split() { # run dir -> "total open fleet baseline load report" in seconds
+split() { # run dir -> "total open fleet baseline load tail" in seconds; tail is from
+	# the last judged batch to done: a restart of guests that batch harmed, then the outputs
 	jq -rs '
 	  def t(s): (map(select(.step == s)) | first | .ts);
 	  (.[0].ts) as $t0 | (.[-1].ts) as $t9 |
@@ -30,7 +31,7 @@ measure() { # name, extra args...
 	local dir; dir=$(ls -d "$out/$name"/*/ | head -1)
 	local batches; batches=$(grep -c '"step":"judged"' "$dir/journal.jsonl" || true)
 	read -r total open fleet base load report < <(split "$dir")
-	printf '%-9s exit %-3s wall %6.1f s  journal %6.1f s  open %5.2f  fleet %5.1f  baseline %4.1f  load %6.1f (%s batches)  report %4.2f\n' \
+	printf '%-9s exit %-3s wall %6.1f s  journal %6.1f s  open %5.2f  fleet %5.1f  baseline %4.1f  load %6.1f (%s batches)  tail %5.2f\n' \
 		"$name" "$rc" "$wall" "$total" "$open" "$fleet" "$base" "$load" "$batches" "$report"
 	echo "$wall" >"$out/$name.wall"
 }
