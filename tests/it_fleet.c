@@ -220,7 +220,14 @@ static void test_selftest_garbage(void **state)
 		      (t_done - t0) / 1e6, before[1].seq, st.seq, rss0, rss1);
 	assert_int_equal(st.lines_bad - before[1].lines_bad, HB_SELFTEST_GARBAGE_LINES);
 	assert_string_equal(st.last_ack, "selftest");
+#ifndef __SANITIZE_ADDRESS__
 	assert_true(rss0 > 0 && rss1 - rss0 < 4096);
+#else
+	/* ASan's quarantine keeps every freed buffer of the 10 MB flood
+	 * resident, so RSS says nothing about our bound here; the plain
+	 * build checks it, and ASan itself checks for leaks and overflows. */
+	print_message("RSS bound not checked under ASan (quarantine)\n");
+#endif
 	assert_int_equal(st.state, GUEST_STATE_HEALTHY);
 	assert_int_equal(st.boots, before[1].boots);
 	assert_true(st.seq > before[1].seq + 5);
