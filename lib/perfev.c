@@ -13,15 +13,29 @@
 
 #define PERFEV_ONLINE_PATH "/sys/devices/system/cpu/online"
 
+/* The kernel reads attr->size bytes (at most a page) and writes its own
+ * size back on E2BIG. */
+#define PERFEV_ATTR_MAX 4096
+
 static atomic_uint_fast64_t open_calls;
 
 int perfev_open(const struct perf_event_attr *attr, pid_t pid, int cpu,
 		int group_fd, unsigned long flags)
 {
+	/* A profile of a newer perf passes a larger size than this build's
+	 * struct (136 from perf 6.3 against 6.1 headers): the kernel must read
+	 * zeros past our struct, not the stack, and its write-back of size
+	 * must not change the caller's attr for the next CPU. */
+	union {
+		struct perf_event_attr attr;
+		unsigned char bytes[PERFEV_ATTR_MAX];
+	} buf;
 	long fd;
 
+	memset(&buf, 0, sizeof(buf));
+	buf.attr = *attr;
 	atomic_fetch_add_explicit(&open_calls, 1, memory_order_relaxed);
-	fd = syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
+	fd = syscall(__NR_perf_event_open, &buf.attr, pid, cpu, group_fd, flags);
 	if (fd < 0)
 		return errno ? -errno : -EIO;
 	return (int)fd;
