@@ -21,6 +21,12 @@
  *       a kmsg line the agent counted in oops=, text truncated to fit.
  *   ACK v=1 seq=<u64> cmd=<command word>
  *       a command was accepted (sent before a self-test fault fires).
+ *   LAB v=1 seq=<u64> step=<word> code=<u32>
+ *       only from a lab host (pmucanary.role=lab): where its lab init is.
+ *       step is one of HB_LAB_STEPS: "ready" (libvirtd answers and the inner
+ *       harness was started; code 0), "done" (the inner harness exited with
+ *       status code; 128+N for signal N), "failed" (the lab init could not
+ *       set the lab host up; code is the errno, the console says what).
  *
  * Host -> guest:
  *   interval <ms>        heartbeat interval, HB_MIN_INTERVAL_MS..HB_MAX_INTERVAL_MS
@@ -54,6 +60,25 @@
 #define HB_MAX_CORRUPT 16
 /* lines sent by "selftest garbage": 38 hostile + 20000 flood */
 #define HB_SELFTEST_GARBAGE_LINES 20038
+
+/* LAB steps, in the order a lab host goes through them. */
+#define HB_LAB_READY "ready"
+#define HB_LAB_DONE "done"
+#define HB_LAB_FAILED "failed"
+#define HB_LAB_STEP_MAX 16
+
+/* What a lab host's init (the agent with pmucanary.role=lab) and the lab
+ * (lib/lab.h) agree on: virtio-9p mount tags, the files in the kernel's lab
+ * directory, the marker that says "this kernel is a lab host". */
+#define HB_LAB_TAG_ROOT "pcroot"     /* the host's /, read-only */
+#define HB_LAB_TAG_RUN "pcrun"       /* the lab directory, writable, same path */
+#define HB_LAB_TAG_CACHE "pccache"   /* libvirt's QEMU capability cache */
+#define HB_LAB_MARKER "/run/pmucanary-lab"
+#define HB_LAB_ARGV_FILE "lab-argv"  /* the command to run, one argument a line */
+#define HB_LAB_LOG_FILE "inner.log"  /* its output */
+#define HB_LAB_ARGS_MAX 64
+#define HB_LAB_ARGV_BYTES 16384
+#define HB_LAB_DIR_MAX 200           /* pmucanary.lab_dir=, [A-Za-z0-9/_.+-] */
 
 #define HB_CMD_INTERVAL "interval"
 #define HB_CMD_WORK "work"

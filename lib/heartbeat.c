@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const hb_kind_names[HB_KIND_COUNT] = { "HB", "CORRUPT", "KMSG", "ACK" };
+static const char *const hb_kind_names[HB_KIND_COUNT] = { "HB", "CORRUPT", "KMSG", "ACK", "LAB" };
+static const char *const hb_lab_steps[] = { HB_LAB_READY, HB_LAB_DONE, HB_LAB_FAILED };
 static const char *const hb_reject_names[HB_REJECT_COUNT] = {
 	"malformed", "oversized", "truncated", "out-of-order",
 };
@@ -203,6 +204,33 @@ int hb_parse_line(const char *line, size_t len, struct hb_msg *m, enum hb_reject
 			c.bad = true; /* "cmd=" and nothing: truncated */
 		else
 			cur_end(&c);
+	} else if (len > 0 && line[0] == 'L') {
+		size_t n = 0, word;
+		bool known = false, prefix = false;
+
+		m->kind = HB_KIND_LAB;
+		cur_lit(&c, "LAB ");
+		cur_version_seq(&c, m);
+		cur_lit(&c, " step=");
+		word = c.pos;
+		while (!c.bad && c.pos < len && n < HB_LAB_STEP_MAX - 1 &&
+		       line[c.pos] >= 'a' && line[c.pos] <= 'z')
+			m->step[n++] = line[c.pos++];
+		m->step[n] = 0;
+		for (size_t i = 0; i < G_N_ELEMENTS(hb_lab_steps); i++) {
+			known |= !strcmp(m->step, hb_lab_steps[i]);
+			prefix |= g_str_has_prefix(hb_lab_steps[i], m->step);
+		}
+		/* only the known words; a prefix of one at the end of the line is
+		 * a truncation, anything else is malformed */
+		if (!c.bad && !known && !(c.pos == len && prefix)) {
+			c.pos = word;
+			c.bad = true;
+		}
+		cur_lit(&c, " code=");
+		if (cur_dec(&c, UINT32_MAX, &v))
+			m->code = (uint32_t)v;
+		cur_end(&c);
 	} else {
 		c.bad = true;
 	}
@@ -385,6 +413,11 @@ int hb_guest_line(struct hb_guest *g, const char *line, size_t len, int64_t now_
 		g_strlcpy(g->last_ack, m.cmd, sizeof(g->last_ack));
 		g->last_ack_seq = m.seq;
 		g->last_ack_us = now_us;
+		break;
+	case HB_KIND_LAB:
+		g_strlcpy(g->lab_step, m.step, sizeof(g->lab_step));
+		g->lab_code = m.code;
+		g->lab_us = now_us;
 		break;
 	default:
 		break;

@@ -24,6 +24,7 @@ enum hb_kind {
 	HB_KIND_CORRUPT,
 	HB_KIND_KMSG,
 	HB_KIND_ACK,
+	HB_KIND_LAB,
 	HB_KIND_COUNT
 };
 const char *hb_kind_name(enum hb_kind k);
@@ -54,6 +55,9 @@ struct hb_msg {
 	char text[HB_MAX_LINE];
 	/* ACK */
 	char cmd[HB_CMD_MAX];
+	/* LAB */
+	char step[HB_LAB_STEP_MAX];
+	uint32_t code;
 };
 
 /* line: without its '\n'. Returns 0, or -EINVAL with *why set to
@@ -94,6 +98,10 @@ struct hb_guest {
 	uint64_t last_ack_seq;
 	char last_ack[HB_CMD_MAX];
 	int64_t last_ack_us;
+	/* the last LAB line (lab hosts only) */
+	char lab_step[HB_LAB_STEP_MAX];
+	uint32_t lab_code;
+	int64_t lab_us;
 };
 
 typedef void (*hb_verdict_fn)(enum outcome kind, const char *evidence, void *opaque);

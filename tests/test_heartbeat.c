@@ -66,6 +66,20 @@ static const struct {
 	{ "HB v=1 seq=\xd9\xa3 boot=" BOOT_A, 0, HB_REJECT_MALFORMED },
 	{ "KMSG v=1 seq=1 text=caf\xc3\xa9 \xff\xfe\x80 WARNING:", 0, HB_REJECT_MALFORMED },
 	{ "HB\tv=1 seq=1", 0, HB_REJECT_MALFORMED },
+	/* LAB lines: only the known steps, a decimal u32 code */
+	{ "LAB v=1 seq=3 step=ready code=0", 1, 0 },
+	{ "LAB v=1 seq=3 step=done code=125", 1, 0 },
+	{ "LAB v=1 seq=3 step=failed code=4294967295", 1, 0 },
+	{ "LAB v=1 seq=3 step=failed code=4294967296", 0, HB_REJECT_MALFORMED },
+	{ "LAB v=1 seq=3 step=rebooted code=0", 0, HB_REJECT_MALFORMED },
+	{ "LAB v=1 seq=3 step=Ready code=0", 0, HB_REJECT_MALFORMED },
+	{ "LAB v=1 seq=3 step=ready code=0 extra=1", 0, HB_REJECT_MALFORMED },
+	{ "LAB v=1 seq=3 step=ready code=-1", 0, HB_REJECT_MALFORMED },
+	{ "LAB v=1 seq=3 step=xyz", 0, HB_REJECT_MALFORMED },
+	{ "LAB v=1 seq=3 step=rea", 0, HB_REJECT_TRUNCATED },
+	{ "LAB v=1 seq=3 step=", 0, HB_REJECT_TRUNCATED },
+	{ "LAB v=1 seq=3 step=done code=", 0, HB_REJECT_TRUNCATED },
+	{ "LAB v=2 seq=3 step=done code=0", 0, HB_REJECT_MALFORMED },
 };
 
 static void test_parse_table(void **state)
@@ -116,6 +130,35 @@ static void test_parse_fields(void **state)
 	assert_int_equal(m.off, 0x1a2b);
 	assert_int_equal(m.exp, 0);
 	assert_int_equal(m.got, 0x5a);
+	l = "LAB v=1 seq=9 step=done code=125";
+	assert_int_equal(hb_parse_line(l, strlen(l), &m, NULL), 0);
+	assert_int_equal(m.kind, HB_KIND_LAB);
+	assert_int_equal(m.seq, 9);
+	assert_string_equal(m.step, "done");
+	assert_int_equal(m.code, 125);
+}
+
+/* A lab host's LAB line is remembered, never a verdict, and never ahead of
+ * the heartbeats (like every non-HB line). */
+static void test_guest_lab_line(void **state)
+{
+	struct hb_guest g;
+	const char *hb = "HB v=1 seq=2 boot=" BOOT_A " mono=20 work=0 canary=ok oops=0";
+	const char *ahead = "LAB v=1 seq=3 step=ready code=0";
+	const char *ready = "LAB v=1 seq=2 step=ready code=0";
+	const char *done = "LAB v=1 seq=2 step=done code=1";
+
+	hb_guest_init(&g, 1000000, false, 0);
+	assert_int_equal(hb_guest_line(&g, hb, strlen(hb), 10, NULL, NULL), HB_KIND_HB);
+	assert_int_equal(hb_guest_line(&g, ahead, strlen(ahead), 11, NULL, NULL), -EINVAL);
+	assert_int_equal(g.lab_step[0], 0);
+	assert_int_equal(hb_guest_line(&g, ready, strlen(ready), 12, NULL, NULL), HB_KIND_LAB);
+	assert_string_equal(g.lab_step, "ready");
+	assert_int_equal(g.lab_us, 12);
+	assert_int_equal(hb_guest_line(&g, done, strlen(done), 13, NULL, NULL), HB_KIND_LAB);
+	assert_string_equal(g.lab_step, "done");
+	assert_int_equal(g.lab_code, 1);
+	assert_int_equal(g.accepted[HB_KIND_LAB], 2);
 }
 
 struct lines {
@@ -343,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_parse_table),
 		cmocka_unit_test(test_parse_nul),
 		cmocka_unit_test(test_parse_fields),
+		cmocka_unit_test(test_guest_lab_line),
 		cmocka_unit_test(test_reader_split_and_oversize),
 		cmocka_unit_test(test_reader_flood_bounded),
 		cmocka_unit_test(test_guest_order),
