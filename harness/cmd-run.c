@@ -93,6 +93,8 @@ int cmd_run(int argc, char **argv)
 {
 	g_autofree char *resume = NULL, *selftest = NULL, *results = NULL, *uri = NULL;
 	g_autofree char *scenario_path = NULL, *help = keys_help();
+	g_autofree char *label = NULL, *lab_context = NULL;
+	json_t *lab_json = NULL;
 	g_auto(GStrv) bins = NULL;
 	gboolean tcg = FALSE;
 	GOptionEntry entries[] = {
@@ -101,7 +103,8 @@ int cmd_run(int argc, char **argv)
 		  "and --selftest-harm unless given again)", "RUN_DIR" },
 		{ "selftest-harm", 0, 0, G_OPTION_ARG_STRING, &selftest,
 		  "self-test: the guests harm themselves whenever SPEC's attr is armed "
-		  "(HOW: crash, hang, corrupt, reboot, oops; default crash)", "SPEC[=HOW]" },
+		  "(HOW: crash, hang, corrupt, reboot, oops; default crash; host-crash panics "
+		  "the host kernel itself and is only allowed inside a lab host)", "SPEC[=HOW]" },
 		{ "results", 0, 0, G_OPTION_ARG_FILENAME, &results,
 		  "where runs go (default: results)", "DIR" },
 		{ "uri", 0, 0, G_OPTION_ARG_STRING, &uri,
@@ -117,6 +120,12 @@ int cmd_run(int argc, char **argv)
 		  "version changed", "PATH" },
 		{ "tcg", 0, 0, G_OPTION_ARG_NONE, &tcg,
 		  "boot guests under TCG even where /dev/kvm exists", NULL },
+		{ "kernel-label", 0, 0, G_OPTION_ARG_STRING, &label,
+		  "the kernel name every cell carries instead of the release "
+		  "(`pmucanary lab` passes \"NAME (RELEASE, SHA)\")", "LABEL" },
+		{ "lab-context", 0, 0, G_OPTION_ARG_FILENAME, &lab_context,
+		  "JSON written by `pmucanary lab`: run.json's \"lab\" object, its "
+		  "limitations and the nested guests' timeouts", "FILE" },
 		{ NULL }
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("[SCENARIO]");
@@ -156,23 +165,38 @@ int cmd_run(int argc, char **argv)
 			o.selftest_harm = runner_harm_from_name(eq + 1);
 			if (o.selftest_harm == RUNNER_HARM_COUNT) {
 				fprintf(stderr, "pmucanary run: --selftest-harm %s=%s: expected crash, "
-					"hang, corrupt, reboot or oops\n", selftest, eq + 1);
+					"hang, corrupt, reboot, oops or host-crash\n", selftest, eq + 1);
 				return EXIT_USAGE;
 			}
 		}
 		o.selftest_spec = selftest;
 	}
 
+	if (lab_context) {
+		json_error_t jerr;
+
+		lab_json = json_load_file(lab_context, JSON_REJECT_DUPLICATES, &jerr);
+		if (!json_is_object(lab_json)) {
+			fprintf(stderr, "pmucanary run: --lab-context %s:%d:%d: %s\n", lab_context,
+				jerr.line, jerr.column, lab_json ? "not a JSON object" : jerr.text);
+			json_decref(lab_json);
+			return EXIT_USAGE;
+		}
+		o.lab_context = lab_json;
+	}
+	o.kernel_label = label;
 	if (want_progress()) {
 		o.progress = show_progress;
 		o.progress_ctx = NULL;
 	}
 	if ((e = runner_fleet_guests(uri, tcg, &guests))) {
 		fprintf(stderr, "pmucanary run: %s\n", pc_errmsg());
+		json_decref(lab_json);
 		return EXIT_INFRA;
 	}
 	e = runner_run(&o, &guests, &rep);
 	runner_fleet_guests_free(&guests);
+	json_decref(lab_json);
 	if (e) {
 		fprintf(stderr, "pmucanary run: %s\n", pc_errmsg());
 		runner_report_clear(&rep);

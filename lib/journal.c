@@ -247,6 +247,24 @@ int journal_done(struct journal *j, json_t *summary)
 	return append_with(j, "done", "summary", summary);
 }
 
+int journal_host_down(struct journal *j, unsigned int batch, const char *outcome,
+		      const char *evidence)
+{
+	json_t *line = json_object();
+	int r;
+
+	if (strcmp(outcome, "HOST_CRASH") && strcmp(outcome, "HOST_HANG")) {
+		json_decref(line);
+		return pc_fail(EINVAL, "host-down: %s is not HOST_CRASH or HOST_HANG", outcome);
+	}
+	json_object_set_new(line, "batch", json_integer(batch));
+	json_object_set_new(line, "outcome", json_string(outcome));
+	json_object_set_new(line, "evidence", json_string(evidence ? evidence : ""));
+	r = journal_append(j, "host-down", line);
+	json_decref(line);
+	return r;
+}
+
 /* ---- replay ---- */
 
 static void batch_free(gpointer p)
@@ -258,6 +276,8 @@ static void batch_free(gpointer p)
 	g_ptr_array_unref(b->keys);
 	g_free(b->outcome);
 	json_decref(b->verdicts);
+	g_free(b->down_outcome);
+	g_free(b->down_evidence);
 	g_free(b);
 }
 
@@ -372,6 +392,25 @@ static int replay_line(struct journal_replay *r, const char *path, unsigned int 
 		b->outcome = g_strdup(outcome);
 		json_decref(b->verdicts);
 		b->verdicts = json_incref(json_object_get(o, "verdicts"));
+		return 0;
+	}
+	if (!strcmp(step, "host-down")) {
+		const char *outcome = json_string_value(json_object_get(o, "outcome"));
+		const char *evidence = json_string_value(json_object_get(o, "evidence"));
+		struct journal_batch *b;
+
+		if ((e = get_batch_id(path, ln, o, &id)))
+			return e;
+		b = find_batch(r, id);
+		if (!b)
+			return pc_fail(EINVAL, "%s:%u: host-down: batch %u was never armed", path, ln, id);
+		if (!outcome || (strcmp(outcome, "HOST_CRASH") && strcmp(outcome, "HOST_HANG")))
+			return pc_fail(EINVAL, "%s:%u: host-down: expected \"outcome\": HOST_CRASH or "
+				       "HOST_HANG", path, ln);
+		g_free(b->down_outcome);
+		g_free(b->down_evidence);
+		b->down_outcome = g_strdup(outcome);
+		b->down_evidence = g_strdup(evidence ? evidence : "");
 		return 0;
 	}
 	return pc_fail(EINVAL, "%s:%u: unknown step \"%s\"", path, ln, step);

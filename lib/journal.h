@@ -10,6 +10,10 @@
  *   {"step":"arm","batch":N,"kind":"screen","keys":["<attr key>",...]}
  *   {"step":"judged","batch":N,"outcome":"OK"|harm,"verdicts":[...]}
  *   {"step":"done","summary":{...}}
+ *   {"step":"host-down","batch":N,"outcome":"HOST_CRASH"|"HOST_HANG",
+ *    "evidence":"..."}   written by whoever watched the host from outside
+ *                        (a lab's outer harness, lib/lab.h) when the host
+ *                        died with batch N armed; --resume judges N with it
  */
 #ifndef PMUCANARY_JOURNAL_H
 #define PMUCANARY_JOURNAL_H
@@ -50,6 +54,9 @@ int journal_judged(struct journal *j, unsigned int batch, const char *outcome,
 		   json_t *verdicts);
 int journal_baseline(struct journal *j, const char *outcome, json_t *verdicts);
 int journal_done(struct journal *j, json_t *summary);
+/* outcome: "HOST_CRASH" or "HOST_HANG"; evidence: what the watcher saw. */
+int journal_host_down(struct journal *j, unsigned int batch, const char *outcome,
+		      const char *evidence);
 
 /* ---- replay ---- */
 
@@ -61,6 +68,8 @@ struct journal_batch {
 	bool judged;
 	char *outcome;        /* outcome name once judged, else NULL */
 	json_t *verdicts;     /* once judged, else NULL */
+	char *down_outcome;   /* a host-down line named it: HOST_CRASH/HOST_HANG */
+	char *down_evidence;
 };
 
 struct journal_replay {

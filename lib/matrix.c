@@ -40,6 +40,7 @@ static const struct {
 	[OUTCOME_GUEST_OOPS] = { "OOPS!", "OOPS~" },
 	[OUTCOME_HOST_WARN] = { "HWARN!", "HWARN~" },
 	[OUTCOME_HOST_CRASH] = { "HCRASH!", "HCRASH~" },
+	[OUTCOME_HOST_HANG] = { "HHANG!", "HHANG~" },
 	[OUTCOME_INFRA] = { "infra?", NULL },
 };
 

@@ -36,6 +36,7 @@
 	X(GUEST_OOPS,       OUTCOME_CLASS_HARM,  0)           \
 	X(HOST_WARN,        OUTCOME_CLASS_HARM,  0)           \
 	X(HOST_CRASH,       OUTCOME_CLASS_HARM,  0)           \
+	X(HOST_HANG,        OUTCOME_CLASS_HARM,  0)           \
 	X(INFRA,            OUTCOME_CLASS_INFRA, 0)
 
 enum outcome_class {

@@ -260,6 +260,7 @@ static const char html_style[] =
 	".o-GUEST_OOPS{background:#d32f2f}\n"
 	".o-HOST_WARN{background:#6a1b9a}\n"
 	".o-HOST_CRASH{background:#000;color:#ff5252}\n"
+	".o-HOST_HANG{background:#000;color:#ffab40}\n"
 	"td.v-known{background:repeating-linear-gradient(45deg,#ffe082,#ffe082 6px,"
 	"#ffca28 6px,#ffca28 12px);color:#5d4037;font-weight:normal}\n"
 	"td.v-regression{outline:3px solid #d50000;outline-offset:-3px}\n"

@@ -19,8 +19,10 @@
 #include "spec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const struct {
 	const char *name;
@@ -31,7 +33,41 @@ static const struct {
 	[RUNNER_HARM_CORRUPT] = { "corrupt", "corrupt" },
 	[RUNNER_HARM_REBOOT] = { "reboot", "reboot" },
 	[RUNNER_HARM_OOPS] = { "oops", "oops" },
+	[RUNNER_HARM_HOST_CRASH] = { "host-crash", NULL },
 };
+
+
+bool runner_in_lab_host(void)
+{
+	g_autofree char *cmdline = NULL;
+
+	if (!g_file_get_contents("/proc/cmdline", &cmdline, NULL, NULL))
+		return false;
+	return access(HB_LAB_MARKER, F_OK) == 0 && strstr(cmdline, "pmucanary.role=lab");
+}
+
+/* The host-crash self-test: this kernel panics now. The batch is in the
+ * journal (fsync'd) and armed; the outer harness sees the lab host die. */
+static int selftest_host_crash(void)
+{
+	int fd;
+
+	if (!runner_in_lab_host())
+		return pc_fail(EPERM, "host-crash self-test outside a lab host: refused");
+	pc_warn("self-test: panicking this lab host (sysrq c)");
+	sync();
+	fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "c", 1) != 1) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return pc_fail(e, "/proc/sysrq-trigger: %s", g_strerror(e));
+	}
+	close(fd);
+	g_usleep(10 * G_USEC_PER_SEC); /* not reached */
+	return pc_fail(EIO, "sysrq c did not panic this lab host");
+}
 
 const char *runner_harm_name(enum runner_harm h)
 {
@@ -477,7 +513,8 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 		/* Re-arm batches the harness itself gave up on (INFRA) or that
 		 * were interrupted while this very boot of the host lived on. */
 		if (b && ((b->judged && !strcmp(b->outcome, outcome_name(OUTCOME_INFRA))) ||
-			  (!b->judged && b->boot_id[0] && !strcmp(b->boot_id, journal_boot_id())))) {
+			  (!b->judged && !b->down_outcome && b->boot_id[0] &&
+			   !strcmp(b->boot_id, journal_boot_id())))) {
 			pc_info("batch %u: %s, arming it again", t->seq,
 				b->judged ? "given up as INFRA" : "interrupted (same host boot)");
 			b = NULL;
@@ -506,15 +543,23 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 				json_decref(loadj);
 				return 0;
 			}
-			/* Armed, never judged: the host died under this batch. */
-			json_object_set_new(verdicts, "host", json_pack("[{s:s}]", "class", "host-crash",
-				"message", "the host went down while this batch was armed (found on --resume)"));
+			/* Armed, never judged: the host died under this batch. Its
+			 * watcher (a lab's outer harness) may have said how. */
+			*res = b->down_outcome && !strcmp(b->down_outcome, "HOST_HANG") ?
+			       OUTCOME_HOST_HANG : OUTCOME_HOST_CRASH;
+			if (b->down_outcome)
+				json_object_set_new(verdicts, "host", json_pack("[{s:s,s:s}]",
+					"class", *res == OUTCOME_HOST_HANG ? "host-hang" : "host-crash",
+					"message", b->down_evidence));
+			else
+				json_object_set_new(verdicts, "host", json_pack("[{s:s,s:s}]",
+					"class", "host-crash", "message",
+					"the host went down while this batch was armed (found on --resume)"));
 			json_object_set_new(verdicts, "load", loadj);
-			e = journal_judged(r->j, t->seq, outcome_name(OUTCOME_HOST_CRASH), verdicts);
+			e = journal_judged(r->j, t->seq, outcome_name(*res), verdicts);
 			note_harmful(r, t, verdicts);
 			json_decref(verdicts);
-			pc_warn("batch %u was armed when the host went down: HOST_CRASH", t->seq);
-			*res = OUTCOME_HOST_CRASH;
+			pc_warn("batch %u was armed when the host went down: %s", t->seq, outcome_name(*res));
 			return e;
 		}
 	}
@@ -530,7 +575,11 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 		goto infra;
 	if ((e = load_arm(attrs, t->count, r->sc->ring_pages, &l)))
 		goto infra;
-	if (selftest && (e = r->g->selftest(r->g->ctx, r->selftest_harm)))
+	if (selftest && r->selftest_harm == RUNNER_HARM_HOST_CRASH &&
+	    (e = selftest_host_crash()))
+		goto infra;
+	if (selftest && r->selftest_harm != RUNNER_HARM_HOST_CRASH &&
+	    (e = r->g->selftest(r->g->ctx, r->selftest_harm)))
 		goto infra;
 	load_dwell(l, r->dwell_ms);
 	load_disarm(l);
@@ -944,6 +993,30 @@ static int setup(struct run *r, struct runner_report *rep)
 		results_note_standard_limitations(r->set,
 			json_is_true(json_object_get(r->set->host, "hw_pmu")));
 	}
+	if (o->kernel_label) {
+		g_free(r->set->kernel);
+		r->set->kernel = g_strdup(o->kernel_label);
+	}
+	if (o->lab_context) {
+		const json_t *ctx = o->lab_context;
+		json_t *lim = json_object_get(ctx, "limitations"), *v;
+		json_int_t boot = json_integer_value(json_object_get(ctx, "guest_boot_timeout_ms"));
+		json_int_t hb = json_integer_value(json_object_get(ctx, "guest_heartbeat_timeout_ms"));
+		size_t i;
+
+		json_array_foreach(lim, i, v)
+			if (json_is_string(v))
+				results_add_limitation(r->set, "%s", json_string_value(v));
+		json_object_set_new(r->set->extra ? r->set->extra : (r->set->extra = json_object()),
+				    "lab", json_deep_copy(ctx));
+		if (boot > 0 && boot <= 3600000 && (json_int_t)r->sc->boot_timeout_ms < boot)
+			r->sc->boot_timeout_ms = (unsigned int)boot;
+		if (hb > 0 && hb <= 3600000 && (json_int_t)r->sc->heartbeat_timeout_ms < hb)
+			r->sc->heartbeat_timeout_ms = (unsigned int)hb;
+	}
+	if (r->selftest_harm == RUNNER_HARM_HOST_CRASH && r->selftest_spec && !runner_in_lab_host())
+		return pc_fail(EINVAL, "--selftest-harm %s=host-crash panics the kernel it runs on: "
+			       "only inside a lab host (pmucanary lab --selftest-harm)", r->selftest_spec);
 	r->set->scenario = scenario_to_json(r->sc);
 	if (r->selftest_spec) {
 		r->set->selftest = true;
@@ -1053,7 +1126,7 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 	r.t0_us = g_get_monotonic_time();
 	r.harmful = g_ptr_array_new_with_free_func(harmful_free);
 	if (opts->selftest_spec && opts->selftest_harm >= RUNNER_HARM_COUNT) {
-		e = pc_fail(EINVAL, "--selftest-harm: expected crash, hang, corrupt, reboot or oops");
+		e = pc_fail(EINVAL, "--selftest-harm: expected crash, hang, corrupt, reboot, oops or host-crash");
 		goto out;
 	}
 	if ((e = setup(&r, rep)))
@@ -1204,6 +1277,7 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 	cfg.initrd = initrd;
 	cfg.hb_interval_ms = s->heartbeat_ms;
 	cfg.hb_timeout_ms = s->heartbeat_timeout_ms;
+	cfg.boot_timeout_ms = s->boot_timeout_ms;
 	cfg.force_tcg = fg->tcg;
 	fg->hb_timeout_ms = s->heartbeat_timeout_ms;
 	fleet_signals_install();
@@ -1299,8 +1373,12 @@ static int fg_restart(void *ctx)
 static int fg_selftest(void *ctx, enum runner_harm how)
 {
 	struct fleet_guests *fg = ctx;
-	g_autofree char *line = g_strdup_printf("%s %s", HB_CMD_SELFTEST,
-						runner_harm_agent_command(how));
+	const char *word = runner_harm_agent_command(how);
+	g_autofree char *line = NULL;
+
+	if (!word)
+		return pc_fail(EINVAL, "self-test %s is not the guests' to do", runner_harm_name(how));
+	line = g_strdup_printf("%s %s", HB_CMD_SELFTEST, word);
 
 	for (unsigned int i = 0; i < fleet_size(fg->f); i++) {
 		int e = fleet_send_command(fg->f, i, line);

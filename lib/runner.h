@@ -26,13 +26,16 @@ enum runner_harm {
 	RUNNER_HARM_CORRUPT,
 	RUNNER_HARM_REBOOT,
 	RUNNER_HARM_OOPS,
+	RUNNER_HARM_HOST_CRASH, /* the host kernel itself panics (sysrq c): only
+				 * inside a lab host, whose outer harness watches it */
 	RUNNER_HARM_COUNT
 };
 
 const char *runner_harm_name(enum runner_harm h);
 /* RUNNER_HARM_COUNT when unknown. */
 enum runner_harm runner_harm_from_name(const char *name);
-/* The agent's word for a harm (hbproto.h: "selftest panic|hang|corrupt|reboot|oops"). */
+/* The agent's word for a harm (hbproto.h: "selftest panic|hang|corrupt|reboot|oops");
+ * NULL for host-crash, which the harness does itself. */
 const char *runner_harm_agent_command(enum runner_harm h);
 
 struct runner_guests {
@@ -90,6 +93,14 @@ struct runner_opts {
 	/* Overrides for tests; 0/NULL keep the scenario's. */
 	unsigned int dwell_ms;
 	const char *kmsg_path;       /* NULL: /dev/kmsg; "" to skip the host log */
+	/* Inside a lab host (lib/lab.h): the label every cell carries as its
+	 * kernel ("NAME (RELEASE, SHA)") instead of the bare release, and the
+	 * lab's context object, kept as run.json's "lab" with its
+	 * "limitations" (strings) added to the run's and its
+	 * "guest_boot_timeout_ms" / "guest_heartbeat_timeout_ms" (nested
+	 * guests under an emulated lab host are slow) raising the scenario's. */
+	const char *kernel_label;
+	const json_t *lab_context;
 	/* Called at each phase and batch; NULL for none. */
 	void (*progress)(void *ctx, const struct runner_progress *p);
 	void *progress_ctx;
@@ -116,6 +127,11 @@ struct runner_report {
 };
 
 void runner_report_clear(struct runner_report *rep);
+
+/* Whether this is a lab host (pmucanary.role=lab on the kernel command line
+ * and the lab init's marker): the only place the host-crash self-test may
+ * panic the kernel. */
+bool runner_in_lab_host(void);
 
 /* 0 with rep->verdict set (INFRA included, with pc_errmsg() saying why);
  * -EINVAL for bad input (scenario, options: exit 2); other -errno when the

@@ -119,6 +119,9 @@ static const struct key_def keys[] = {
 	    "interval between guest heartbeats" }, OFF(heartbeat_ms), 10, 60000 },
 	{ { "fleet", "heartbeat_timeout", SCENARIO_TYPE_DURATION, "10s",
 	    "silence after which a guest counts as hung" }, OFF(heartbeat_timeout_ms), 100, 3600000 },
+	{ { "fleet", "boot_timeout", SCENARIO_TYPE_DURATION, "0s",
+	    "time a guest may take to its first heartbeat (INFRA after); 0s: 30s under KVM, 2m under TCG" },
+	  OFF(boot_timeout_ms), 0, 3600000 },
 
 	{ { "sweep", "pmus", SCENARIO_TYPE_LIST, "",
 	    "PMUs whose sysfs events are swept; * for every PMU" }, OFF(pmus), 0, 0 },
@@ -626,6 +629,7 @@ json_t *scenario_to_json(const struct scenario *s)
 	json_object_set_new(fleet, "initrd", json_string(s->initrd ? s->initrd : ""));
 	json_object_set_new(fleet, "heartbeat_ms", json_integer(s->heartbeat_ms));
 	json_object_set_new(fleet, "heartbeat_timeout_ms", json_integer(s->heartbeat_timeout_ms));
+	json_object_set_new(fleet, "boot_timeout_ms", json_integer(s->boot_timeout_ms));
 	json_object_set_new(sweep, "pmus", array_to_json(s->pmus));
 	json_object_set_new(sweep, "events", array_to_json(s->events));
 	json_object_set_new(sweep, "modifier_set", json_string(s->modifier_set));

@@ -1,7 +1,8 @@
 /* Scenarios: what one `pmucanary run` sweeps, as an INI file (GKeyFile).
  *
  *   [scenario]  name, description
- *   [fleet]     guests, vcpus, memory, kernel, initrd, heartbeat, heartbeat_timeout
+ *   [fleet]     guests, vcpus, memory, kernel, initrd, heartbeat, heartbeat_timeout,
+ *               boot_timeout
  *   [sweep]     pmus, events, modifiers, specs, profiles, raw_excludes, mode
  *   [load]      dwell, batch_size, confirm, ring_pages
  *
@@ -44,6 +45,7 @@ struct scenario {
 	char *initrd;           /* "" = the default initramfs */
 	unsigned int heartbeat_ms;
 	unsigned int heartbeat_timeout_ms;
+	unsigned int boot_timeout_ms;   /* 0: the fleet's default for its accel */
 	/* [sweep] */
 	GPtrArray *pmus;        /* char *; "*" = every PMU on the host */
 	GPtrArray *events;      /* char *; "*" = every event of the PMUs swept */

@@ -52,8 +52,17 @@ mkdir -p "$tmp/garbled"
 printf '{"step":"start","seq":0}\nnot json\n{"step":"done","seq":2}\n' >"$tmp/garbled/journal.jsonl"
 check resume-garbled 2 "$tmp/garbled/journal.jsonl:2: not a journal line" "$bin" run --resume "$tmp/garbled"
 check two-scenarios 2 "one SCENARIO at most" "$bin" run a.ini b.ini
-check bad-harm 2 "expected crash, hang, corrupt, reboot or oops" \
+check bad-harm 2 "expected crash, hang, corrupt, reboot, oops or host-crash" \
 	"$bin" run --selftest-harm cpu-clock=melt "$top/scenarios/smoke.ini"
+# host-crash panics the kernel it runs on: refused outside a lab host, before
+# anything is created (this test must never panic the machine it runs on).
+check host-crash-outside-lab 2 "only inside a lab host" \
+	"$bin" run --results "$tmp/hc" --selftest-harm cpu-clock=host-crash "$top/scenarios/smoke.ini"
+if [ -e "$tmp/hc" ]; then echo "FAIL host-crash refusal left a run directory"; fail=1
+else echo "ok   host-crash refusal leaves no run directory"; fi
+printf '{"limitations": [' >"$tmp/ctx.json"
+check lab-context-garbled 2 "$tmp/ctx.json:1:" \
+	"$bin" run --results "$tmp/hc" --lab-context "$tmp/ctx.json" "$top/scenarios/smoke.ini"
 check help 0 "" "$bin" run --help
 "$bin" run --help | grep -q "heartbeat_timeout" || { echo "FAIL help lists keys"; fail=1; }
 exit $fail
