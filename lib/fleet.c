@@ -73,6 +73,7 @@ struct guest {
 struct fleet {
 	struct fleet_config cfg;
 	char *uri, *run_id, *run_dir, *kernel, *initrd, *extra;
+	struct fleet_share *shares;   /* deep copy of cfg->shares */
 	virConnectPtr conn;
 	int ev_ids[2];
 	enum fleet_accel accel;
@@ -188,9 +189,21 @@ static char *domain_xml(const struct fleet_config *cfg, enum fleet_accel accel, 
 		"    <cmdline>%s</cmdline>\n"
 		"  </os>\n",
 		e_kernel, e_initrd, e_cmd);
-	/* <acpi/> is what makes the isa panic device usable */
-	g_string_append(x, "  <features><acpi/></features>\n");
-	if (cpu_mode && *cpu_mode)
+	/* <acpi/> is what makes the isa panic device usable; a nested KVM
+	 * host gets the vPMU so its harness sees a PMU */
+	g_string_append_printf(x, "  <features><acpi/>%s</features>\n",
+			       cfg->nested && accel == FLEET_ACCEL_KVM ? "<pmu state='on'/>" : "");
+	if (cpu_mode && *cpu_mode && cfg->nested && accel == FLEET_ACCEL_KVM)
+		/* host-passthrough carries vmx/svm when the outer KVM nests */
+		g_string_append_printf(x, "  <cpu mode='%s' check='none' migratable='off'/>\n", cpu_mode);
+	else if (cpu_mode && *cpu_mode && cfg->nested)
+		/* TCG's max CPU has SVM. Its XSAVE leaves, passed through a nested
+		 * KVM, make every nested guest WARN at boot ("XSAVE consistency
+		 * problem", seen with kvm_amd of 6.1): no xsave in an emulated
+		 * lab host. */
+		g_string_append_printf(x, "  <cpu mode='%s'><feature policy='disable' name='xsave'/>"
+				       "</cpu>\n", cpu_mode);
+	else if (cpu_mode && *cpu_mode)
 		g_string_append_printf(x, "  <cpu mode='%s'/>\n", cpu_mode);
 	g_string_append(x,
 		"  <clock offset='utc'/>\n"
@@ -202,6 +215,19 @@ static char *domain_xml(const struct fleet_config *cfg, enum fleet_accel accel, 
 		"  <devices>\n"
 		"    <controller type='usb' model='none'/>\n"
 		"    <controller type='virtio-serial' index='0'/>\n");
+	for (size_t i = 0; i < cfg->share_count; i++) {
+		g_autofree char *src = g_markup_escape_text(cfg->shares[i].source, -1);
+		g_autofree char *tag = g_markup_escape_text(cfg->shares[i].tag, -1);
+
+		g_string_append_printf(x,
+			"    <filesystem type='mount' accessmode='passthrough' multidevs='remap'>\n"
+			"      <driver type='path'/>\n"
+			"      <source dir='%s'/>\n"
+			"      <target dir='%s'/>\n"
+			"%s"
+			"    </filesystem>\n",
+			src, tag, cfg->shares[i].readonly ? "      <readonly/>\n" : "");
+	}
 	g_string_append_printf(x,
 		"    <serial type='file'>\n"
 		"      <source path='%s' append='off'/>\n"
@@ -217,16 +243,19 @@ static char *domain_xml(const struct fleet_config *cfg, enum fleet_accel accel, 
 		"    </channel>\n"
 		"    <memballoon model='none'/>\n"
 		"    <panic model='isa'/>\n"
-		"  </devices>\n"
-		"</domain>\n");
+		"  </devices>\n");
+	if (cfg->qemu_as_root)
+		g_string_append(x, "  <seclabel type='static' model='dac' relabel='no'>"
+				   "<label>+0:+0</label></seclabel>\n");
+	g_string_append(x, "</domain>\n");
 	return g_string_free(x, FALSE);
 }
 
 char *fleet_domain_xml(const struct fleet_config *cfg, enum fleet_accel accel,
 		       const char *name, const char *console_path, unsigned int n)
 {
-	return domain_xml(cfg, accel, accel == FLEET_ACCEL_KVM ? "host-passthrough" : NULL,
-			  name, console_path, n);
+	return domain_xml(cfg, accel, accel == FLEET_ACCEL_KVM ? "host-passthrough" :
+			  cfg->nested ? "maximum" : NULL, name, console_path, n);
 }
 
 /* ---- console evidence ---- */
@@ -649,6 +678,16 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 				    cfg->hb_interval_ms > HB_MAX_INTERVAL_MS))
 		return pc_fail(EINVAL, "heartbeat interval must be %u..%u ms", HB_MIN_INTERVAL_MS,
 			       HB_MAX_INTERVAL_MS);
+	for (size_t i = 0; i < cfg->share_count; i++) {
+		const struct fleet_share *sh = &cfg->shares[i];
+
+		if (!sh->source || sh->source[0] != '/' || !g_file_test(sh->source, G_FILE_TEST_IS_DIR))
+			return pc_fail(EINVAL, "share %s: not a directory", sh->source ? sh->source : "?");
+		if (!sh->tag || !*sh->tag || strlen(sh->tag) > 31 || strspn(sh->tag,
+		    "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(sh->tag))
+			return pc_fail(EINVAL, "share tag '%s': use 1..31 of [a-z0-9_-]",
+				       sh->tag ? sh->tag : "");
+	}
 	if (access(cfg->kernel, R_OK) < 0 || access(cfg->initrd, R_OK) < 0)
 		return pc_fail(ENOENT, "cannot read %s", access(cfg->kernel, R_OK) < 0 ? cfg->kernel : cfg->initrd);
 	if (g_mkdir_with_parents(cfg->run_dir, 0755) < 0)
@@ -668,6 +707,15 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 	f->cfg.kernel = f->kernel;
 	f->cfg.initrd = f->initrd;
 	f->cfg.extra_cmdline = f->extra;
+	if (cfg->share_count) {
+		f->shares = g_new0(struct fleet_share, cfg->share_count);
+		for (size_t i = 0; i < cfg->share_count; i++) {
+			f->shares[i].source = g_strdup(cfg->shares[i].source);
+			f->shares[i].tag = g_strdup(cfg->shares[i].tag);
+			f->shares[i].readonly = cfg->shares[i].readonly;
+		}
+	}
+	f->cfg.shares = f->shares;
 	if (!f->cfg.hb_interval_ms)
 		f->cfg.hb_interval_ms = HB_DEFAULT_INTERVAL_MS;
 	if (!f->cfg.parallel)
@@ -877,6 +925,11 @@ void fleet_free(struct fleet *f)
 	g_free(f->kernel);
 	g_free(f->initrd);
 	g_free(f->extra);
+	for (size_t i = 0; f->shares && i < f->cfg.share_count; i++) {
+		g_free((char *)f->shares[i].source);
+		g_free((char *)f->shares[i].tag);
+	}
+	g_free(f->shares);
 	g_free(f);
 }
 
@@ -1044,6 +1097,10 @@ int fleet_guest_status(struct fleet *f, unsigned int i, struct fleet_guest_statu
 	s->lines_bad = hb_guest_rejected_total(&g->hb);
 	s->last_ack_us = g->hb.last_ack_us;
 	g_strlcpy(s->last_ack, g->hb.last_ack, sizeof(s->last_ack));
+	g_strlcpy(s->lab_step, g->hb.lab_step, sizeof(s->lab_step));
+	s->lab_code = g->hb.lab_code;
+	s->lab_us = g->hb.lab_us;
+	s->started_s = g->started_us ? rel_s(f, g->started_us) : -1;
 	g_mutex_unlock(&f->lock);
 	return 0;
 }

@@ -19,6 +19,10 @@
  * A guest with a harm verdict stays HARMED (no further verdicts but the
  * evidence of what follows) until fleet_restart_guest().
  *
+ * Lab hosts are guests of the same kind with shares (<filesystem> 9p,
+ * accessmode passthrough, multidevs remap), QEMU running as root and a CPU
+ * with virtualization extensions: see struct fleet_config.
+ *
  * Domain XML (fleet_domain_xml): type='kvm' with <cpu mode='host-passthrough'/>
  * when /dev/kvm is usable, kvm_intel or kvm_amd is loaded (kvm_pvm's
  * /dev/kvm cannot boot a stock kernel) and libvirt's domain capabilities
@@ -59,6 +63,13 @@ enum fleet_accel {
 };
 const char *fleet_accel_name(enum fleet_accel a); /* "kvm", "tcg" */
 
+/* A host directory shared with the guests over virtio-9p (lab hosts). */
+struct fleet_share {
+	const char *source;       /* absolute host directory */
+	const char *tag;          /* the guest's mount tag */
+	bool readonly;
+};
+
 struct fleet_config {
 	const char *uri;          /* NULL: FLEET_DEFAULT_URI */
 	const char *run_id;       /* NULL: "<pid>"; [A-Za-z0-9_.-] only */
@@ -76,6 +87,14 @@ struct fleet_config {
 	bool no_work;             /* pmucanary.work=off */
 	unsigned int canary_mib;  /* 0: the agent's default */
 	const char *extra_cmdline;/* appended to the kernel command line */
+	/* Machines that run the harness inside (lab hosts, lib/lab.h): */
+	const struct fleet_share *shares; /* 9p shares, passthrough access */
+	size_t share_count;
+	bool qemu_as_root;        /* <seclabel model='dac'> +0:+0: the shares read
+				   * root-only files and create files as the guest's
+				   * users; a deliberate choice for lab hosts only */
+	bool nested;              /* expose the CPU's vmx/svm (and under KVM the
+				   * vPMU) so that the guest can run KVM guests */
 };
 
 enum guest_state {
@@ -112,6 +131,10 @@ struct fleet_guest_status {
 	char console_path[512];
 	int64_t last_ack_us;  /* monotonic time of the last ACK line, 0: none */
 	char last_ack[32];    /* its command word */
+	char lab_step[16];    /* the last LAB line of a lab host ("" none) */
+	unsigned int lab_code;
+	int64_t lab_us;       /* monotonic time it arrived, 0: none */
+	double started_s;     /* this incarnation's start, since fleet_new() */
 };
 
 struct fleet;

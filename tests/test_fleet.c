@@ -61,6 +61,59 @@ static void test_xml_tcg(void **state)
 	assert_non_null(strstr(x, "guest='1'"));
 }
 
+/* A lab host: the host's root and its lab directory over 9p, QEMU as root,
+ * a CPU that can run KVM guests (TCG: max without xsave; KVM: passthrough
+ * with the vPMU). */
+static void test_xml_lab_host(void **state)
+{
+	const struct fleet_share shares[] = {
+		{ "/", "pcroot", true }, { "/r/lab-1/base", "pcrun", false },
+	};
+	struct fleet_config c = base;
+	g_autofree char *t = NULL, *k = NULL;
+
+	c.shares = shares;
+	c.share_count = 2;
+	c.qemu_as_root = true;
+	c.nested = true;
+	t = fleet_domain_xml(&c, FLEET_ACCEL_TCG, "pmucanary-lab-0", "/c", 0);
+	assert_non_null(strstr(t, "<cpu mode='maximum'><feature policy='disable' name='xsave'/></cpu>"));
+	assert_non_null(strstr(t, "<source dir='/'/>\n      <target dir='pcroot'/>\n      <readonly/>"));
+	assert_non_null(strstr(t, "<source dir='/r/lab-1/base'/>\n      <target dir='pcrun'/>\n    </filesystem>"));
+	assert_non_null(strstr(t, "accessmode='passthrough' multidevs='remap'"));
+	assert_non_null(strstr(t, "<seclabel type='static' model='dac' relabel='no'><label>+0:+0</label>"));
+	assert_null(strstr(t, "<pmu"));
+	k = fleet_domain_xml(&c, FLEET_ACCEL_KVM, "pmucanary-lab-0", "/c", 0);
+	assert_non_null(strstr(k, "<pmu state='on'/>"));
+	assert_non_null(strstr(k, "<cpu mode='host-passthrough' check='none' migratable='off'/>"));
+	/* a plain guest gets none of it */
+	{
+		g_autofree char *plain = fleet_domain_xml(&base, FLEET_ACCEL_KVM, "g", "/c", 0);
+
+		assert_null(strstr(plain, "seclabel"));
+		assert_null(strstr(plain, "<filesystem"));
+	}
+}
+
+static void test_share_checks(void **state)
+{
+	const struct fleet_share bad_tag[] = { { "/", "Root Tag", true } };
+	const struct fleet_share no_dir[] = { { "/nonexistent-pmucanary", "pcroot", true } };
+	struct fleet_config c = base;
+	struct fleet *f = NULL;
+
+	c.kernel = "/proc/self/exe"; /* readable: the checks come first */
+	c.initrd = "/proc/self/exe";
+	c.shares = bad_tag;
+	c.share_count = 1;
+	assert_int_equal(fleet_new(&c, &f), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "Root Tag"));
+	c.shares = no_dir;
+	assert_int_equal(fleet_new(&c, &f), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "/nonexistent-pmucanary"));
+	assert_null(f);
+}
+
 static void test_cmdline(void **state)
 {
 	struct fleet_config c = base;
@@ -119,6 +172,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xml_kvm),
 		cmocka_unit_test(test_xml_tcg),
+		cmocka_unit_test(test_xml_lab_host),
+		cmocka_unit_test(test_share_checks),
 		cmocka_unit_test(test_cmdline),
 		cmocka_unit_test(test_config_rejected),
 		cmocka_unit_test(test_names),
