@@ -16,6 +16,7 @@ enum {
 	X(image,  "build the guest initramfs for a kernel")                     \
 	X(fleet,  "boot a fleet of guests and watch their heartbeats")          \
 	X(run,    "the crash sweep: open phase, fleet, load phase, report")    \
+	X(lab,    "one lab host per kernel under test, the sweep inside, diffs")  \
 	X(trace,  "run a real perf binary and capture its perf_event_open calls") \
 	X(diff,   "compare two runs: exit 1 on any regression (git bisect run)") \
 	X(matrix, "merge runs from many kernels and hosts into one matrix")

@@ -1020,10 +1020,15 @@ static int setup(struct run *r, struct runner_report *rep)
 	r->set->scenario = scenario_to_json(r->sc);
 	if (r->selftest_spec) {
 		r->set->selftest = true;
-		results_add_limitation(r->set, "SELF-TEST: the guests were told to harm themselves "
-				       "(%s) whenever an attr of %s was armed; the harms below are "
-				       "injected, not the kernel's", runner_harm_name(r->selftest_harm),
-				       r->selftest_spec);
+		if (r->selftest_harm == RUNNER_HARM_HOST_CRASH)
+			results_add_limitation(r->set, "SELF-TEST: this lab host panicked itself (sysrq c) "
+					       "whenever an attr of %s was armed; the HOST_CRASH below "
+					       "is injected, not the kernel's", r->selftest_spec);
+		else
+			results_add_limitation(r->set, "SELF-TEST: the guests were told to harm themselves "
+					       "(%s) whenever an attr of %s was armed; the harms below are "
+					       "injected, not the kernel's", runner_harm_name(r->selftest_harm),
+					       r->selftest_spec);
 	}
 
 	/* Before the run directory exists: bad input leaves nothing behind. */

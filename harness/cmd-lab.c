@@ -1,0 +1,257 @@
+/* pmucanary lab [SCENARIO] --kernel KERNEL[:NAME]...: one lab host per kernel
+ * under test, the harness inside, nested KVM guests (see lib/lab.h). */
+#include "commands.h"
+#include "kernel.h"
+#include "lab.h"
+#include "log.h"
+#include "scenario.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_SCENARIO "scenarios/smoke.ini"
+
+/* --kernel, --modules and --config in the order given: --modules and
+ * --config belong to the --kernel before them. */
+struct kernel_arg {
+	char *spec, *modules, *config;
+};
+
+struct lab_args {
+	GPtrArray *kernels; /* struct kernel_arg * */
+	char *error;
+};
+
+static void kernel_arg_free(gpointer p)
+{
+	struct kernel_arg *k = p;
+
+	g_free(k->spec);
+	g_free(k->modules);
+	g_free(k->config);
+	g_free(k);
+}
+
+static gboolean on_kernel_opt(const char *name, const char *value, gpointer data, GError **err)
+{
+	struct lab_args *a = data;
+	struct kernel_arg *last = a->kernels->len ? a->kernels->pdata[a->kernels->len - 1] : NULL;
+
+	if (!strcmp(name, "--kernel")) {
+		struct kernel_arg *k = g_new0(struct kernel_arg, 1);
+
+		k->spec = g_strdup(value);
+		g_ptr_array_add(a->kernels, k);
+		return TRUE;
+	}
+	if (!last) {
+		g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s %s: give it after the --kernel it belongs to", name, value);
+		return FALSE;
+	}
+	if (!strcmp(name, "--modules")) {
+		if (last->modules) {
+			g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "--modules given twice for --kernel %s", last->spec);
+			return FALSE;
+		}
+		last->modules = g_strdup(value);
+	} else {
+		if (last->config) {
+			g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "--config given twice for --kernel %s", last->spec);
+			return FALSE;
+		}
+		last->config = g_strdup(value);
+	}
+	return TRUE;
+}
+
+static char *default_scenario(void)
+{
+	g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+	g_autofree char *dir = exe ? g_path_get_dirname(exe) : NULL;
+
+	if (g_file_test(DEFAULT_SCENARIO, G_FILE_TEST_EXISTS) || !dir)
+		return g_strdup(DEFAULT_SCENARIO);
+	return g_build_filename(dir, "..", DEFAULT_SCENARIO, NULL);
+}
+
+static void show_progress(void *ctx, const struct lab_progress *p)
+{
+	char eta[32] = "?";
+
+	if (p->eta_s >= 0)
+		snprintf(eta, sizeof(eta), "%d:%02d", (int)p->eta_s / 60, (int)p->eta_s % 60);
+	fprintf(stderr, "\r\033[K[%d:%02d] kernel %u/%u %s: %s", (int)p->elapsed_s / 60,
+		(int)p->elapsed_s % 60, p->kernel, p->kernels, p->name, p->step);
+	if (p->boot > 1)
+		fprintf(stderr, " (lab host %u)", p->boot);
+	if (p->judged)
+		fprintf(stderr, ", %u batch%s judged", p->judged, p->judged == 1 ? "" : "es");
+	fprintf(stderr, "  ETA %s", eta);
+	if (!strcmp(p->step, "report"))
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static bool want_progress(void)
+{
+	const char *ci = getenv("CI");
+
+	return isatty(STDERR_FILENO) && !(ci && *ci) && log_get_level() <= LOG_WARN;
+}
+
+int cmd_lab(int argc, char **argv)
+{
+	struct lab_args args = { g_ptr_array_new_with_free_func(kernel_arg_free), NULL };
+	g_autofree char *base = NULL, *results = NULL, *uri = NULL, *selftest = NULL;
+	g_autofree char *scenario_path = NULL, *memory = NULL;
+	g_auto(GStrv) bins = NULL;
+	gboolean tcg = FALSE, verbose_inner = FALSE;
+	gint vcpus = 0;
+	GOptionEntry entries[] = {
+		{ "kernel", 'k', 0, G_OPTION_ARG_CALLBACK, (void *)on_kernel_opt,
+		  "a kernel under test (repeatable; the first is the base unless --base): a "
+		  "bzImage/vmlinuz path, an installed release (/boot/vmlinuz-R with "
+		  "/lib/modules/R), or a linux-image-*.deb; :NAME names it (default: its "
+		  "release). Two builds of one release need names", "KERNEL[:NAME]" },
+		{ "modules", 0, 0, G_OPTION_ARG_CALLBACK, (void *)on_kernel_opt,
+		  "the modules directory (lib/modules/R) of the --kernel before it", "DIR" },
+		{ "config", 0, 0, G_OPTION_ARG_CALLBACK, (void *)on_kernel_opt,
+		  "the .config of the --kernel before it (default: the package's, "
+		  "IKCONFIG, config-R beside it or in /boot, the build tree's)", "FILE" },
+		{ "base", 0, 0, G_OPTION_ARG_STRING, &base,
+		  "the kernel every other one is diffed against (default: the first)", "NAME" },
+		{ "perf-binary", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &bins,
+		  "a real perf binary as a column in every kernel's run (see pmucanary run "
+		  "--help; repeatable)", "PATH" },
+		{ "selftest-harm", 0, 0, G_OPTION_ARG_STRING, &selftest,
+		  "self-test inside every lab host (see pmucanary run --help); host-crash "
+		  "panics the lab host itself while SPEC's attr is armed", "SPEC[=HOW]" },
+		{ "results", 0, 0, G_OPTION_ARG_FILENAME, &results,
+		  "where labs go (default: results); lab hosts mount it by path", "DIR" },
+		{ "uri", 0, 0, G_OPTION_ARG_STRING, &uri,
+		  "libvirt URI for the lab hosts (default: qemu:///system)", "URI" },
+		{ "tcg", 0, 0, G_OPTION_ARG_NONE, &tcg,
+		  "boot lab hosts under TCG even where /dev/kvm works", NULL },
+		{ "memory", 0, 0, G_OPTION_ARG_STRING, &memory,
+		  "memory per lab host (default: 1 GiB + the scenario's guests + 192 MiB each)",
+		  "SIZE" },
+		{ "vcpus", 0, 0, G_OPTION_ARG_INT, &vcpus,
+		  "vCPUs per lab host (default: online CPUs, at least 2)", "N" },
+		{ "inner-verbose", 0, 0, G_OPTION_ARG_NONE, &verbose_inner,
+		  "the runs inside log progress details to NAME/inner.log", NULL },
+		{ NULL }
+	};
+	g_autoptr(GOptionContext) ctx = g_option_context_new("[SCENARIO]");
+	GOptionGroup *main_group;
+	g_autoptr(GPtrArray) kernels = g_ptr_array_new_with_free_func((GDestroyNotify)kernel_free);
+	struct lab_opts o = { 0 };
+	struct lab_report rep = { 0 };
+	int e, code;
+
+	g_option_context_set_summary(ctx,
+		"Boots one lab host per kernel under test (a VM running that kernel with\n"
+		"nested virtualization and the host's root shared read-only), runs\n"
+		"`pmucanary run SCENARIO` inside it against KVM guests of that kernel's\n"
+		"KVM, and diffs every kernel against the base. A lab host that panics or\n"
+		"hangs with a batch armed makes that batch HOST_CRASH/HOST_HANG, and a\n"
+		"fresh lab host resumes the run. Default SCENARIO: " DEFAULT_SCENARIO ".");
+	g_option_context_set_description(ctx,
+		"Exit: like `pmucanary diff` from the base to every other kernel: 0 no\n"
+		"regression, 1 a regression, 125 cannot tell (a kernel could not be tested);\n"
+		"with one kernel, like `pmucanary run`: 0 clean, 1 harm, 125 could not test.\n"
+		"2: bad input (a kernel that is not one, lacks what a lab host needs, a\n"
+		"missing modules dir, a broken .deb...): one line, nothing booted.\n"
+		"Output: RESULTS/lab-<id>/{lab.json, matrix.txt, report.html, junit.xml,\n"
+		"diff-BASE-vs-NAME.{txt,json}, NAME/<run-id>/run.json, NAME/lab-host-N.console}.\n"
+		"Under TCG (no usable /dev/kvm) the lab host's CPU is emulated; the\n"
+		"kernel's KVM under the nested guests is real. Every report says so.");
+	main_group = g_option_group_new(NULL, NULL, NULL, &args, NULL);
+	g_option_group_add_entries(main_group, entries);
+	g_option_context_set_main_group(ctx, main_group);
+	if (!cli_parse(ctx, "lab", &argc, &argv)) {
+		g_ptr_array_unref(args.kernels);
+		return EXIT_USAGE;
+	}
+	code = EXIT_USAGE;
+	if (argc > 2) {
+		fprintf(stderr, "pmucanary lab: one SCENARIO at most (see pmucanary lab --help)\n");
+		goto out;
+	}
+	if (!args.kernels->len) {
+		fprintf(stderr, "pmucanary lab: give at least one --kernel (see pmucanary lab --help)\n");
+		goto out;
+	}
+	if (vcpus < 0 || vcpus > 64) {
+		fprintf(stderr, "pmucanary lab: --vcpus %d: 1..64\n", vcpus);
+		goto out;
+	}
+	if (memory) {
+		unsigned int mib = 0;
+
+		if (scenario_parse_memory(memory, &mib) < 0 || mib < 512) {
+			fprintf(stderr, "pmucanary lab: --memory %s: a size of at least 512M (1536M, 2G)\n",
+				memory);
+			goto out;
+		}
+		o.memory_mib = mib;
+	}
+	for (guint i = 0; i < args.kernels->len; i++) {
+		const struct kernel_arg *a = args.kernels->pdata[i];
+		struct kernel_opts ko = { .modules_dir = a->modules, .config = a->config };
+		struct kernel *k = NULL;
+
+		if ((e = kernel_resolve(a->spec, &ko, &k))) {
+			fprintf(stderr, "pmucanary lab: %s\n", pc_errmsg());
+			code = e == -EINVAL ? EXIT_USAGE : EXIT_INFRA;
+			goto out;
+		}
+		g_ptr_array_add(kernels, k);
+	}
+	if (base) {
+		guint i;
+
+		for (i = 0; i < kernels->len; i++)
+			if (!strcmp(((struct kernel *)kernels->pdata[i])->name, base))
+				break;
+		if (i == kernels->len) {
+			fprintf(stderr, "pmucanary lab: --base %s: no --kernel is named so\n", base);
+			goto out;
+		}
+		o.base = i;
+	}
+	scenario_path = argc == 2 ? g_strdup(argv[1]) : default_scenario();
+	o.scenario = scenario_path;
+	o.kernels = (struct kernel *const *)kernels->pdata;
+	o.kernel_count = kernels->len;
+	o.perf_binaries = (const char *const *)bins;
+	o.perf_binary_count = bins ? g_strv_length(bins) : 0;
+	o.selftest = selftest;
+	o.results_dir = results;
+	o.uri = uri;
+	o.tcg = tcg;
+	o.vcpus = (unsigned int)vcpus;
+	o.verbose = verbose_inner;
+	if (want_progress()) {
+		o.progress = show_progress;
+		o.progress_ctx = NULL;
+	}
+	e = lab_run(&o, &rep);
+	if (e) {
+		fprintf(stderr, "pmucanary lab: %s\n", pc_errmsg());
+		code = e == -EINVAL ? EXIT_USAGE : EXIT_INFRA;
+		if (rep.summary)
+			fputs(rep.summary, stdout);
+		goto out;
+	}
+	fputs(rep.summary, stdout);
+	code = rep.exit_code;
+out:
+	lab_report_clear(&rep);
+	g_ptr_array_unref(args.kernels);
+	return code;
+}

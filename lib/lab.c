@@ -1,0 +1,952 @@
+/* Lab hosts: one kernel under test per lab host, the harness inside (lab.h). */
+#include "lab.h"
+
+#include "diff.h"
+#include "fingerprint.h"
+#include "fleet.h"
+#include "hbproto.h"
+#include "image.h"
+#include "journal.h"
+#include "log.h"
+#include "report.h"
+#include "results.h"
+#include "runner.h"
+#include "scenario.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LAB_TICK_US 200000
+#define LAB_EVIDENCE_WAIT_US 1500000   /* the fleet completes a verdict's console tail */
+#define LAB_DEFAULT_MAX_BOOTS 12
+#define LAB_LOST_IN_A_ROW 2             /* lost with no batch armed: then INFRA */
+#define LAB_CONSOLE_TAIL 6000
+
+static const char *const status_names[LAB_STATUS_COUNT] = { "clean", "harm", "infra" };
+
+const char *lab_status_name(enum lab_status s)
+{
+	return s < LAB_STATUS_COUNT ? status_names[s] : "?";
+}
+
+static void kernel_report_free(gpointer p)
+{
+	struct lab_kernel_report *k = p;
+
+	g_free(k->name);
+	g_free(k->label);
+	g_free(k->dir);
+	g_free(k->run_json);
+	g_free(k->why);
+	g_free(k);
+}
+
+void lab_report_clear(struct lab_report *rep)
+{
+	if (!rep)
+		return;
+	g_free(rep->dir);
+	g_free(rep->id);
+	if (rep->kernels)
+		g_ptr_array_unref(rep->kernels);
+	g_free(rep->summary);
+	memset(rep, 0, sizeof(*rep));
+}
+
+unsigned int lab_memory_mib(unsigned int guests, unsigned int guest_mib)
+{
+	/* libvirtd, QEMU per guest (~192 MiB under nested KVM), the harness and
+	 * the overlay's tmpfs upper */
+	unsigned int m = 1024 + guests * (guest_mib + 192);
+
+	return MAX(m, 1536u);
+}
+
+const char *lab_kvm_vendor(bool tcg)
+{
+	g_autofree char *cpuinfo = NULL;
+
+	if (tcg)
+		return "amd";
+	if (!g_file_get_contents("/proc/cpuinfo", &cpuinfo, NULL, NULL))
+		return NULL;
+	if (strstr(cpuinfo, "AuthenticAMD") || strstr(cpuinfo, "HygonGenuine"))
+		return "amd";
+	if (strstr(cpuinfo, "GenuineIntel"))
+		return "intel";
+	return NULL;
+}
+
+/* Whether lab hosts boot under TCG here (the fleet decides the same way:
+ * KVM needs kvm_intel/kvm_amd behind /dev/kvm). */
+static bool lab_tcg(const struct lab_opts *o)
+{
+	return o->tcg || strcmp(fingerprint_accel(), "kvm") != 0;
+}
+
+/* ---- validation: before anything boots ------------------------------------- */
+
+/* The lab host mounts the lab directory at its own path (pmucanary.lab_dir=
+ * on the kernel command line, mounted over the shared root). */
+static int lab_dir_ok(const char *dir)
+{
+	static const char *const hidden[] = { "/proc", "/sys", "/dev", "/run", "/lab" };
+	size_t n = strlen(dir);
+
+	if (dir[0] != '/' || n > HB_LAB_DIR_MAX - 1 - KERNEL_NAME_MAX || strstr(dir, ".."))
+		return pc_fail(EINVAL, "--results %s: a lab host mounts it by path: it must be "
+			       "absolute, without \"..\", at most %d characters", dir,
+			       HB_LAB_DIR_MAX - 1 - KERNEL_NAME_MAX);
+	if (strspn(dir, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/_.+-") != n)
+		return pc_fail(EINVAL, "--results %s: a lab host mounts it by path: use only "
+			       "[A-Za-z0-9/_.+-]", dir);
+	for (size_t i = 0; i < G_N_ELEMENTS(hidden); i++)
+		if (g_str_has_prefix(dir, hidden[i]) &&
+		    (dir[strlen(hidden[i])] == '/' || !dir[strlen(hidden[i])]))
+			return pc_fail(EINVAL, "--results %s: a lab host has its own %s", dir, hidden[i]);
+	return 0;
+}
+
+static char *results_root(const struct lab_opts *o)
+{
+	return g_canonicalize_filename(o->results_dir ? o->results_dir : "results", NULL);
+}
+
+int lab_validate(const struct lab_opts *o)
+{
+	g_autoptr(scenario) sc = NULL;
+	g_autofree char *root = results_root(o);
+	const char *kvm = lab_kvm_vendor(lab_tcg(o));
+	int e;
+
+	if (!o->kernel_count)
+		return pc_fail(EINVAL, "no --kernel given");
+	if (o->kernel_count > LAB_MAX_KERNELS)
+		return pc_fail(EINVAL, "%zu kernels: at most %d in one lab", o->kernel_count,
+			       LAB_MAX_KERNELS);
+	if (o->base >= o->kernel_count)
+		return pc_fail(EINVAL, "--base: no such kernel");
+	if (!o->scenario)
+		return pc_fail(EINVAL, "no scenario given");
+	if ((e = scenario_load(o->scenario, &sc)))
+		return e == -ENOENT || e == -EACCES ? pc_fail(EINVAL, "%s", pc_errmsg()) : e;
+	for (size_t i = 0; i < o->kernel_count; i++) {
+		const struct kernel *k = o->kernels[i];
+
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(o->kernels[j]->name, k->name))
+				return pc_fail(EINVAL, "--kernel %s and --kernel %s are both named '%s': "
+					       "name them (KERNEL:NAME)", o->kernels[j]->arg, k->arg,
+					       k->name);
+		if (!strcmp(k->name, ".") || !strcmp(k->name, "..") || strchr(k->name, '/') ||
+		    strspn(k->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-") !=
+		    strlen(k->name))
+			return pc_fail(EINVAL, "--kernel %s: its name '%s' is a directory name here: "
+				       "give one of [A-Za-z0-9_.+-] (KERNEL:NAME)", k->arg, k->name);
+		if ((e = kernel_check_lab(k, kvm, NULL, NULL)))
+			return e == -EINVAL ? e : pc_fail(EINVAL, "%s", pc_errmsg());
+	}
+	for (size_t i = 0; i < o->perf_binary_count; i++)
+		if (access(o->perf_binaries[i], X_OK) < 0)
+			return pc_fail(EINVAL, "--perf-binary %s: %s", o->perf_binaries[i],
+				       g_strerror(errno));
+	if (o->selftest) {
+		const char *eq = strchr(o->selftest, '=');
+
+		if (eq && runner_harm_from_name(eq + 1) == RUNNER_HARM_COUNT)
+			return pc_fail(EINVAL, "--selftest-harm %s: expected crash, hang, corrupt, "
+				       "reboot, oops or host-crash after '='", o->selftest);
+		if (eq == o->selftest)
+			return pc_fail(EINVAL, "--selftest-harm %s: no SPEC", o->selftest);
+	}
+	return lab_dir_ok(root);
+}
+
+/* ---- one lab host ----------------------------------------------------------- */
+
+struct lab {
+	const struct lab_opts *o;
+	char *dir, *id;
+	json_t *outer;              /* the outer host's fingerprint */
+	bool tcg;
+	char *guest_kernel;         /* the nested guests' image, built up front */
+	char *self;                 /* this pmucanary, run inside by path */
+	unsigned int guests, guest_mib;
+	gint64 t0_us;
+	double first_kernel_s;      /* for the ETA */
+	unsigned int kernels_done;
+	/* the kernel under way */
+	size_t ki;
+	struct lab_kernel_report *kr;
+	char *run_dir;
+	unsigned int judged;
+	gint64 judged_checked_us;
+};
+
+enum boot_end {
+	BOOT_DONE,      /* the inner run exited; code set */
+	BOOT_LOST,      /* the lab host died: lost_as and evidence set */
+	BOOT_INFRA,     /* it never got ready, or the lab could not watch it */
+	BOOT_INTERRUPTED,
+};
+
+struct boot_result {
+	enum boot_end end;
+	int code;
+	enum outcome lost_as;       /* HOST_CRASH or HOST_HANG */
+	char *evidence;             /* lost/INFRA: verdict evidence or console tail */
+	double first_hb_s, ready_s;
+};
+
+static void boot_result_clear(struct boot_result *b)
+{
+	g_free(b->evidence);
+	memset(b, 0, sizeof(*b));
+}
+
+static void progress(struct lab *l, const char *step, unsigned int boot)
+{
+	struct lab_progress p = { 0 };
+	double now = (g_get_monotonic_time() - l->t0_us) / 1e6;
+
+	if (!l->o->progress)
+		return;
+	p.kernel = (unsigned int)l->ki + 1;
+	p.kernels = (unsigned int)l->o->kernel_count;
+	p.name = l->kr ? l->kr->name : "";
+	p.step = step;
+	p.boot = boot;
+	p.judged = l->judged;
+	p.elapsed_s = now;
+	p.eta_s = -1;
+	if (l->kernels_done) {
+		double per = l->first_kernel_s;
+		double started = l->kr ? l->kr->total_s : 0;
+
+		p.eta_s = per * (double)(l->o->kernel_count - l->kernels_done) - started;
+		if (p.eta_s < 0)
+			p.eta_s = 0;
+	}
+	l->o->progress(l->o->progress_ctx, &p);
+}
+
+/* The inner run's directory: the newest RUN_ID/ with a journal. */
+static char *find_run_dir(const char *kdir)
+{
+	g_autoptr(GDir) d = g_dir_open(kdir, 0, NULL);
+	g_autofree char *best = NULL;
+	const char *n;
+
+	while (d && (n = g_dir_read_name(d))) {
+		g_autofree char *j = g_build_filename(kdir, n, JOURNAL_FILE, NULL);
+
+		if (g_file_test(j, G_FILE_TEST_IS_REGULAR) && (!best || strcmp(n, best) > 0)) {
+			g_free(best);
+			best = g_strdup(n);
+		}
+	}
+	return best ? g_build_filename(kdir, best, NULL) : NULL;
+}
+
+/* Judged batches so far, for the progress line (cheap: every 2 s). */
+static void count_judged(struct lab *l)
+{
+	g_autofree char *text = NULL, *path = NULL;
+	gint64 now = g_get_monotonic_time();
+	unsigned int n = 0;
+
+	if (now - l->judged_checked_us < 2 * G_USEC_PER_SEC)
+		return;
+	l->judged_checked_us = now;
+	if (!l->run_dir) {
+		l->run_dir = find_run_dir(l->kr->dir);
+		if (!l->run_dir)
+			return;
+	}
+	path = g_build_filename(l->run_dir, JOURNAL_FILE, NULL);
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return;
+	for (const char *p = text; (p = strstr(p, "\"step\":\"judged\"")); p++)
+		n++;
+	l->judged = n;
+}
+
+static char *file_tail(const char *path, size_t max)
+{
+	g_autofree char *text = NULL;
+	gsize len = 0;
+	GString *out;
+
+	if (!g_file_get_contents(path, &text, &len, NULL))
+		return g_strdup_printf("(%s: unreadable)", path);
+	out = g_string_new(NULL);
+	for (gsize i = len > max ? len - max : 0; i < len; i++) {
+		char c = text[i];
+
+		if (c == '\r')
+			continue;
+		g_string_append_c(out, (c == '\n' || (c >= 0x20 && c < 0x7f)) ? c : '?');
+	}
+	return g_string_free(out, FALSE);
+}
+
+static const char *harm_word(enum outcome o)
+{
+	return o == OUTCOME_HOST_HANG ? "hung" : "crashed";
+}
+
+/* Boots one lab host for the kernel under way and watches it until the run
+ * inside is done, the lab host is lost, or it cannot be used. */
+static int boot_lab_host(struct lab *l, const struct kernel *k, const struct image_info *img,
+			 unsigned int boot, struct boot_result *res)
+{
+	const struct lab_opts *o = l->o;
+	g_autofree char *run_id = g_strdup_printf("%s-k%zu", l->id, l->ki);
+	g_autofree char *cache = g_build_filename(image_default_cache_dir(), "..", "lab",
+						   "libvirt-qemu", k->sha256, NULL);
+	g_autofree char *cmdline = NULL, *console = NULL;
+	struct fleet_share shares[] = {
+		{ "/", HB_LAB_TAG_ROOT, true },
+		{ l->kr->dir, HB_LAB_TAG_RUN, false },
+		{ NULL, HB_LAB_TAG_CACHE, false },
+	};
+	struct fleet_config cfg = { 0 };
+	struct fleet *f = NULL;
+	uint64_t mark;
+	gint64 start = g_get_monotonic_time(), ready_by;
+	bool ready = false;
+	int e;
+
+	memset(res, 0, sizeof(*res));
+	res->first_hb_s = res->ready_s = -1;
+	{
+		g_autofree char *canon = g_canonicalize_filename(cache, NULL);
+
+		g_free(cache);
+		cache = g_steal_pointer(&canon);
+	}
+	if (g_mkdir_with_parents(cache, 0755) < 0)
+		return pc_fail(errno, "%s: %s", cache, g_strerror(errno));
+	shares[2].source = cache;
+	cmdline = g_strdup_printf("pmucanary.canary_mib=0 pmucanary.role=lab pmucanary.lab_dir=%s "
+				  "kvm_amd.nested=1 kvm_intel.nested=1", l->kr->dir);
+	cfg.uri = o->uri;
+	cfg.run_id = run_id;
+	cfg.run_dir = l->kr->dir;
+	cfg.guests = 1;
+	cfg.vcpus = o->vcpus ? o->vcpus : MAX(2u, (unsigned int)sysconf(_SC_NPROCESSORS_ONLN));
+	cfg.memory_mib = o->memory_mib ? o->memory_mib : lab_memory_mib(l->guests, l->guest_mib);
+	cfg.kernel = img->kernel_path;
+	cfg.initrd = img->initrd_path;
+	cfg.hb_interval_ms = 500;
+	/* an emulated lab host running nested guests is slow to schedule */
+	cfg.hb_timeout_ms = l->tcg ? 30000 : 10000;
+	cfg.boot_timeout_ms = l->tcg ? 180000 : 60000;
+	cfg.force_tcg = o->tcg;
+	cfg.no_work = true;
+	cfg.extra_cmdline = cmdline;
+	cfg.shares = shares;
+	cfg.share_count = G_N_ELEMENTS(shares);
+	cfg.qemu_as_root = true;
+	cfg.nested = true;
+
+	progress(l, "booting", boot);
+	if ((e = fleet_new(&cfg, &f)))
+		return e;
+	console = g_strdup_printf("%s/" FLEET_NAME_PREFIX "%s-0.console", l->kr->dir, run_id);
+	mark = fleet_mark(f);
+	if ((e = fleet_start(f))) {
+		g_autoptr(GPtrArray) vs = NULL;
+
+		if (fleet_signal_pending()) {
+			res->end = BOOT_INTERRUPTED;
+		} else {
+			res->end = BOOT_INFRA;
+			fleet_verdicts_since(f, mark, &vs);
+			res->evidence = vs && vs->len ? g_strdup(((struct fleet_verdict *)vs->pdata[0])->evidence)
+						    : g_strdup(pc_errmsg());
+		}
+		goto out;
+	}
+	res->first_hb_s = (g_get_monotonic_time() - start) / 1e6;
+	progress(l, "libvirtd", boot);
+	/* libvirtd's QEMU probe is slow the first time under TCG */
+	ready_by = start + (gint64)(l->tcg ? 600 : 300) * G_USEC_PER_SEC;
+	for (;;) {
+		struct fleet_guest_status st;
+		g_autoptr(GPtrArray) vs = NULL;
+
+		if (fleet_signal_pending()) {
+			res->end = BOOT_INTERRUPTED;
+			break;
+		}
+		if ((e = fleet_guest_status(f, 0, &st)))
+			goto out;
+		fleet_verdicts_since(f, mark, &vs);
+		if (vs && vs->len) {
+			const struct fleet_verdict *v = vs->pdata[0];
+			uint64_t id = v->id;
+
+			if (v->kind == OUTCOME_INFRA) {
+				res->end = BOOT_INFRA;
+				res->evidence = g_strdup(v->evidence);
+				break;
+			}
+			/* panic, reset or silence: the lab host is lost. Let the
+			 * fleet add the console and what an NMI printed. */
+			res->end = BOOT_LOST;
+			res->lost_as = v->kind == OUTCOME_GUEST_HANG ? OUTCOME_HOST_HANG : OUTCOME_HOST_CRASH;
+			g_usleep(LAB_EVIDENCE_WAIT_US);
+			g_clear_pointer(&vs, g_ptr_array_unref);
+			fleet_verdicts_since(f, id - 1, &vs);
+			v = vs && vs->len ? vs->pdata[0] : v;
+			res->evidence = g_strdup_printf("lab host %s %s (%s, lab host boot %u, %s; its "
+							"console is kept as lab-host-%u.console): %s",
+							k->name, harm_word(res->lost_as),
+							outcome_name(v->kind), boot, st.name, boot,
+							vs && vs->len ? v->evidence : "");
+			break;
+		}
+		if (!strcmp(st.lab_step, HB_LAB_FAILED)) {
+			g_autofree char *tail = file_tail(console, LAB_CONSOLE_TAIL);
+
+			res->end = BOOT_INFRA;
+			res->evidence = g_strdup_printf("the lab init failed (%s); console %s:\n%s",
+							g_strerror((int)st.lab_code), console, tail);
+			break;
+		}
+		if (!ready && (!strcmp(st.lab_step, HB_LAB_READY) || !strcmp(st.lab_step, HB_LAB_DONE))) {
+			ready = true;
+			res->ready_s = (st.lab_us - start) / 1e6;
+			progress(l, "run", boot);
+		}
+		if (!strcmp(st.lab_step, HB_LAB_DONE)) {
+			res->end = BOOT_DONE;
+			res->code = (int)st.lab_code;
+			break;
+		}
+		if (!ready && g_get_monotonic_time() > ready_by) {
+			g_autofree char *tail = file_tail(console, LAB_CONSOLE_TAIL);
+
+			res->end = BOOT_INFRA;
+			res->evidence = g_strdup_printf("the lab host did not get ready (libvirtd) within "
+							"%.0f s; console %s:\n%s",
+							(ready_by - start) / 1e6, console, tail);
+			break;
+		}
+		if (ready) {
+			count_judged(l);
+			progress(l, "run", boot);
+		}
+		g_usleep(LAB_TICK_US);
+	}
+	e = 0;
+out:
+	fleet_free(f);
+	/* keep every lab host's console: the next boot writes a new one */
+	if (console && g_file_test(console, G_FILE_TEST_EXISTS)) {
+		g_autofree char *keep = g_strdup_printf("%s/lab-host-%u.console", l->kr->dir, boot);
+
+		if (rename(console, keep) < 0)
+			pc_warn("%s: %s", keep, g_strerror(errno));
+	}
+	return e;
+}
+
+/* ---- one kernel --------------------------------------------------------------- */
+
+static int write_text(const char *path, const char *text)
+{
+	g_autoptr(GError) err = NULL;
+
+	if (!g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, &err))
+		return pc_fail(EIO, "%s", err->message);
+	return 0;
+}
+
+static int write_json(const char *path, json_t *j)
+{
+	g_autofree char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	g_autofree char *line = NULL;
+
+	if (!text)
+		return pc_fail(ENOMEM, "%s: cannot encode", path);
+	line = g_strconcat(text, "\n", NULL);
+	return write_text(path, line);
+}
+
+/* What run.json's "lab" says: the layers, the kernel, the outer host. */
+static json_t *lab_context(struct lab *l, const struct kernel *k)
+{
+	const char *kvm = lab_kvm_vendor(l->tcg);
+	json_t *ctx = json_object(), *lim = json_array(), *layers = json_array();
+	g_autofree char *first = g_strdup_printf(
+		"lab: this run ran inside a lab host booted with kernel %s by the outer host (%s); "
+		"its guests ran nested under that kernel's KVM (kvm_%s)", l->kr->label,
+		l->tcg ? "QEMU TCG" : "KVM", kvm ? kvm : "amd/intel");
+
+	json_object_set_new(ctx, "lab_id", json_string(l->id));
+	json_object_set_new(ctx, "kernel", json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s?,s:s?}",
+		"name", k->name, "label", l->kr->label, "release", k->release, "sha256", k->sha256,
+		"image", k->image, "source", kernel_source_name(k->source),
+		"config_source", k->config_source, "modules_dir", k->modules_dir));
+	json_object_set_new(ctx, "nested", json_true());
+	json_object_set_new(ctx, "outer", json_pack("{s:s,s:O}", "accel", l->tcg ? "tcg" : "kvm",
+						    "host", l->outer));
+	json_array_append_new(layers, json_pack("{s:s,s:s}", "layer", "outer host",
+		"ran", l->tcg ? "the lab host under QEMU TCG (emulated CPU 'max' without xsave, "
+			        "emulated SVM)"
+			      : "the lab host under KVM (host-passthrough CPU, vPMU on)"));
+	json_array_append_new(layers, json_pack("{s:s,s:s}", "layer", "lab host",
+		"ran", "this harness (open and load phases) and libvirtd, on the kernel under test"));
+	json_array_append_new(layers, json_pack("{s:s,s:s}", "layer", "nested guests",
+		"ran", "the canary guests, as KVM guests of the kernel under test"));
+	json_object_set_new(ctx, "layers", layers);
+	json_array_append_new(lim, json_string(first));
+	json_array_append_new(lim, json_string(
+		"lab: nested guests cannot show the PEBS/hardware-PMU harm that a bare-metal host "
+		"would: the harness here sees the lab host's vPMU, not the CPU's PMU"));
+	if (l->tcg)
+		json_array_append_new(lim, json_string(
+			"lab: the outer host ran the lab host under TCG: its CPU, SVM and timing are "
+			"emulated and it has no PMU; the kernel's KVM code is real, the hardware is not"));
+	json_object_set_new(ctx, "limitations", lim);
+	/* nested guests under an emulated lab host boot and answer slowly */
+	json_object_set_new(ctx, "guest_boot_timeout_ms", json_integer(l->tcg ? 240000 : 60000));
+	json_object_set_new(ctx, "guest_heartbeat_timeout_ms", json_integer(l->tcg ? 20000 : 5000));
+	return ctx;
+}
+
+static int write_argv(struct lab *l, const char *scenario_copy, const char *ctx_path)
+{
+	const struct lab_opts *o = l->o;
+	g_autoptr(GString) s = g_string_new(NULL);
+	g_autofree char *argv_path = g_build_filename(l->kr->dir, HB_LAB_ARGV_FILE, NULL);
+	const char *a[HB_LAB_ARGS_MAX];
+	size_t n = 0;
+
+	a[n++] = l->self;
+	a[n++] = "run";
+	if (l->run_dir) {
+		a[n++] = "--resume";
+		a[n++] = l->run_dir;
+	} else {
+		a[n++] = scenario_copy;
+		a[n++] = "--results";
+		a[n++] = l->kr->dir;
+	}
+	a[n++] = "--kernel-label";
+	a[n++] = l->kr->label;
+	a[n++] = "--lab-context";
+	a[n++] = ctx_path;
+	if (o->verbose)
+		a[n++] = "-v";
+	if (o->selftest) {
+		a[n++] = "--selftest-harm";
+		a[n++] = o->selftest;
+	}
+	for (size_t i = 0; i < o->perf_binary_count && n + 2 < HB_LAB_ARGS_MAX; i++) {
+		a[n++] = "--perf-binary";
+		a[n++] = o->perf_binaries[i];
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strchr(a[i], '\n'))
+			return pc_fail(EINVAL, "argument '%s' holds a newline", a[i]);
+		g_string_append_printf(s, "%s\n", a[i]);
+	}
+	if (s->len >= HB_LAB_ARGV_BYTES)
+		return pc_fail(E2BIG, "%s: the command line is too long", argv_path);
+	return write_text(argv_path, s->str);
+}
+
+/* A lost lab host had a batch armed: that batch is HOST_CRASH/HOST_HANG. */
+static int note_host_down(struct lab *l, const struct boot_result *b, bool *noted)
+{
+	g_autoptr(journal_replay) rp = NULL;
+	g_autoptr(journal) j = NULL;
+	const struct journal_batch *open;
+	int e;
+
+	*noted = false;
+	if (!l->run_dir)
+		l->run_dir = find_run_dir(l->kr->dir);
+	if (!l->run_dir)
+		return 0;
+	if ((e = journal_read(l->run_dir, &rp)))
+		return e;
+	open = journal_replay_open_batch(rp);
+	if (!open || open->down_outcome)
+		return 0;
+	if ((e = journal_reopen(l->run_dir, &j)) ||
+	    (e = journal_host_down(j, open->id, outcome_name(b->lost_as), b->evidence)))
+		return e;
+	pc_warn("%s: batch %u was armed when the lab host %s: %s", l->kr->name, open->id,
+		harm_word(b->lost_as), outcome_name(b->lost_as));
+	*noted = true;
+	return 0;
+}
+
+static void kernel_infra(struct lab_kernel_report *kr, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void kernel_infra(struct lab_kernel_report *kr, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	g_free(kr->why);
+	kr->why = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	kr->status = LAB_STATUS_INFRA;
+	pc_warn("%s: INFRA: %s", kr->name, kr->why);
+}
+
+static int run_kernel(struct lab *l, const struct kernel *k)
+{
+	const struct lab_opts *o = l->o;
+	struct lab_kernel_report *kr = l->kr;
+	g_autofree char *scenario_copy = g_build_filename(kr->dir, "scenario.ini", NULL);
+	g_autofree char *ctx_path = g_build_filename(kr->dir, "lab-context.json", NULL);
+	g_autofree char *text = NULL;
+	g_autoptr(GError) err = NULL;
+	g_autoptr(image_info) img = NULL;
+	g_autoptr(GPtrArray) mods = kernel_lab_modules(k);
+	struct image_options io = { 0 };
+	unsigned int lost_in_a_row = 0;
+	unsigned int max_boots = o->max_boots ? o->max_boots : LAB_DEFAULT_MAX_BOOTS;
+	gint64 t0 = g_get_monotonic_time();
+	json_t *ctx;
+	int e;
+
+	if (g_mkdir_with_parents(kr->dir, 0755) < 0)
+		return pc_fail(errno, "%s: %s", kr->dir, g_strerror(errno));
+	if (!g_file_get_contents(o->scenario, &text, NULL, &err))
+		return pc_fail(EIO, "%s", err->message);
+	if ((e = write_text(scenario_copy, text)))
+		return e;
+	ctx = lab_context(l, k);
+	e = write_json(ctx_path, ctx);
+	json_decref(ctx);
+	if (e)
+		return e;
+
+	/* The lab host's initramfs: the agent, and the modules the kernel has
+	 * as =m of what a lab host needs (none when all is built in). */
+	progress(l, "image", 0);
+	for (const char *const *m = image_default_modules; *m; m++)
+		g_ptr_array_add(mods, g_strdup(*m));
+	g_ptr_array_add(mods, NULL);
+	io.kernel = k->image;
+	io.modules_dir = k->modules_dir;
+	io.modules = (const char *const *)mods->pdata;
+	if ((e = image_build(&io, &img))) {
+		kernel_infra(kr, "cannot build the lab host's initramfs: %s", pc_errmsg());
+		return 0;
+	}
+
+	for (unsigned int boot = 1;; boot++) {
+		struct boot_result b;
+		bool noted = false;
+
+		if ((e = write_argv(l, scenario_copy, ctx_path)))
+			return e;
+		e = boot_lab_host(l, k, img, boot, &b);
+		kr->boots = boot;
+		if (boot == 1) {
+			kr->boot_s = b.first_hb_s;
+			kr->ready_s = b.ready_s;
+		}
+		if (e) {
+			kernel_infra(kr, "lab host %u: %s", boot, pc_errmsg());
+			boot_result_clear(&b);
+			break;
+		}
+		if (b.end == BOOT_INTERRUPTED) {
+			boot_result_clear(&b);
+			return pc_fail(EINTR, "interrupted by signal %d", fleet_signal_pending());
+		}
+		if (b.end == BOOT_INFRA) {
+			kernel_infra(kr, "lab host %u did not come up: %s", boot, b.evidence);
+			boot_result_clear(&b);
+			break;
+		}
+		if (b.end == BOOT_DONE) {
+			g_autofree char *log = g_build_filename(kr->dir, HB_LAB_LOG_FILE, NULL);
+
+			g_clear_pointer(&l->run_dir, g_free);
+			l->run_dir = find_run_dir(kr->dir);
+			if (l->run_dir)
+				kr->run_json = g_build_filename(l->run_dir, "run.json", NULL);
+			if ((b.code == 0 || b.code == 1) && kr->run_json &&
+			    g_file_test(kr->run_json, G_FILE_TEST_IS_REGULAR)) {
+				kr->status = b.code ? LAB_STATUS_HARM : LAB_STATUS_CLEAN;
+			} else {
+				g_autofree char *tail = file_tail(log, 2000);
+
+				kernel_infra(kr, "the run inside the lab host exited %d (%s); %s:\n%s",
+					     b.code, b.code == 2 ? "it refused its input" :
+					     b.code == 125 ? "it could not test" : "unexpected", log, tail);
+			}
+			boot_result_clear(&b);
+			break;
+		}
+		/* BOOT_LOST */
+		if ((e = note_host_down(l, &b, &noted))) {
+			kernel_infra(kr, "cannot record the lost lab host in the journal: %s", pc_errmsg());
+			boot_result_clear(&b);
+			break;
+		}
+		progress(l, "lost", boot);
+		if (noted) {
+			kr->host_down++;
+			lost_in_a_row = 0;
+		} else if (++lost_in_a_row >= LAB_LOST_IN_A_ROW) {
+			kernel_infra(kr, "the lab host was lost %u times in a row with no batch armed "
+				     "(last: %s)", lost_in_a_row, b.evidence);
+			boot_result_clear(&b);
+			break;
+		}
+		if (boot >= max_boots) {
+			kernel_infra(kr, "%u lab hosts booted and the run is not finished (last lost: %s)",
+				     boot, b.evidence);
+			boot_result_clear(&b);
+			break;
+		}
+		boot_result_clear(&b);
+		/* a fresh lab host resumes the run where its journal stops */
+		if (!l->run_dir)
+			l->run_dir = find_run_dir(kr->dir);
+	}
+	kr->total_s = (g_get_monotonic_time() - t0) / 1e6;
+	return 0;
+}
+
+/* ---- reports ------------------------------------------------------------------ */
+
+static char *diff_base_path(const char *dir, const char *base, const char *name, const char *ext)
+{
+	return g_strdup_printf("%s/diff-%s-vs-%s.%s", dir, base, name, ext);
+}
+
+/* Matrix, HTML, JUnit, diffs, lab.json; sets the exit code. */
+static int write_reports(struct lab *l, struct lab_report *rep)
+{
+	const struct lab_opts *o = l->o;
+	g_autoptr(GPtrArray) sets = g_ptr_array_new_with_free_func((GDestroyNotify)result_set_free);
+	g_autoptr(GPtrArray) names = g_ptr_array_new();
+	struct result_set *base_set = NULL;
+	const struct lab_kernel_report *base = rep->kernels->pdata[o->base];
+	json_t *lab = json_object(), *jk = json_array(), *jd = json_array();
+	GString *sum = g_string_new(NULL);
+	bool regression = false, cannot_tell = false, harm = false;
+	int e = 0;
+
+	progress(l, "report", 0);
+	g_string_append_printf(sum, "lab %s: %u kernel%s, outer accel %s\n", l->id,
+			       rep->kernels->len, rep->kernels->len == 1 ? "" : "s",
+			       l->tcg ? "tcg" : "kvm");
+	for (guint i = 0; i < rep->kernels->len; i++) {
+		struct lab_kernel_report *kr = rep->kernels->pdata[i];
+		struct result_set *set = NULL;
+
+		g_string_append_printf(sum, "  %-24s %-6s %u lab host boot%s%s", kr->label,
+				       lab_status_name(kr->status), kr->boots, kr->boots == 1 ? "" : "s",
+				       kr->host_down ? "" : "\n");
+		if (kr->host_down)
+			g_string_append_printf(sum, ", %u batch%s lost the lab host\n", kr->host_down,
+					       kr->host_down == 1 ? "" : "es");
+		if (kr->status == LAB_STATUS_INFRA)
+			g_string_append_printf(sum, "    could not test: %.300s\n", kr->why);
+		harm |= kr->status == LAB_STATUS_HARM;
+		json_array_append_new(jk, json_pack("{s:s,s:s,s:s,s:s?,s:s?,s:i,s:i,s:f,s:f,s:f}",
+			"name", kr->name, "label", kr->label, "status", lab_status_name(kr->status),
+			"why", kr->why, "run_json", kr->run_json, "boots", (int)kr->boots,
+			"host_down", (int)kr->host_down, "boot_s", kr->boot_s, "ready_s", kr->ready_s,
+			"total_s", kr->total_s));
+		if (kr->status == LAB_STATUS_INFRA || !kr->run_json)
+			continue;
+		if ((e = results_read_json(kr->run_json, &set)) < 0) {
+			kernel_infra(kr, "its run.json: %s", pc_errmsg());
+			continue;
+		}
+		g_ptr_array_add(sets, set);
+		g_ptr_array_add(names, kr->name);
+		if (i == o->base)
+			base_set = set;
+	}
+	e = 0;
+	if (sets->len) {
+		struct report_options ro = { 0 };
+		static const struct { enum report_format f; const char *file; } outs[] = {
+			{ REPORT_TEXT, "matrix.txt" }, { REPORT_HTML, "report.html" },
+			{ REPORT_JUNIT, "junit.xml" },
+		};
+
+		ro.names = (const char *const *)names->pdata;
+		ro.width = 120;
+		ro.base = o->kernel_count > 1 ? base_set : NULL;
+		ro.base_name = base->name;
+		for (size_t i = 0; i < G_N_ELEMENTS(outs) && !e; i++) {
+			g_autofree char *path = g_build_filename(rep->dir, outs[i].file, NULL);
+
+			e = report_write(outs[i].f, (const struct result_set *const *)sets->pdata,
+					 sets->len, &ro, path);
+		}
+		if (e)
+			goto out;
+	}
+	/* diffs from the base kernel to every other */
+	for (guint i = 0; i < rep->kernels->len && o->kernel_count > 1; i++) {
+		struct lab_kernel_report *kr = rep->kernels->pdata[i];
+		g_autoptr(diff_result) res = NULL;
+		g_autoptr(result_set) new = NULL;
+		g_autofree char *txt = NULL, *jpath = NULL, *tpath = NULL;
+		enum diff_verdict v;
+		json_t *dj;
+
+		if (i == o->base)
+			continue;
+		if (!base_set || kr->status == LAB_STATUS_INFRA || !kr->run_json ||
+		    results_read_json(kr->run_json, &new) < 0) {
+			cannot_tell = true;
+			g_string_append_printf(sum, "  diff %s -> %s: CANNOT_TELL (%s could not be tested)\n",
+					       base->name, kr->name, base_set ? kr->name : base->name);
+			json_array_append_new(jd, json_pack("{s:s,s:s,s:s,s:i}", "base", base->name,
+							    "new", kr->name, "verdict", "CANNOT_TELL",
+							    "exit_code", 125));
+			continue;
+		}
+		if ((e = diff_compare(base_set, base->run_json, new, kr->run_json, &res)) < 0)
+			goto out;
+		v = diff_result_verdict(res);
+		regression |= v == DIFF_VERDICT_REGRESSION;
+		cannot_tell |= v == DIFF_VERDICT_CANNOT_TELL;
+		tpath = diff_base_path(rep->dir, base->name, kr->name, "txt");
+		jpath = diff_base_path(rep->dir, base->name, kr->name, "json");
+		txt = diff_result_to_text(res);
+		dj = diff_result_to_json(res);
+		if (!e)
+			e = write_text(tpath, txt);
+		if (!e)
+			e = write_json(jpath, dj);
+		json_decref(dj);
+		if (e)
+			goto out;
+		g_string_append_printf(sum, "  diff %s -> %s: %s (%u ABI regression%s, %u harm "
+				       "regression%s, %u fenced, %u fixed)\n    %s\n",
+				       base->name, kr->name, diff_verdict_name(v),
+				       res->count[DIFF_ABI_REGRESSION],
+				       res->count[DIFF_ABI_REGRESSION] == 1 ? "" : "s",
+				       res->count[DIFF_HARM_REGRESSION],
+				       res->count[DIFF_HARM_REGRESSION] == 1 ? "" : "s",
+				       res->count[DIFF_FENCED], res->count[DIFF_FIXED], tpath);
+		json_array_append_new(jd, json_pack("{s:s,s:s,s:s,s:i,s:s}", "base", base->name,
+						    "new", kr->name, "verdict", diff_verdict_name(v),
+						    "exit_code", diff_verdict_exit_code(v), "file", jpath));
+	}
+	if (o->kernel_count > 1)
+		rep->exit_code = regression ? 1 : cannot_tell ? 125 : 0;
+	else
+		rep->exit_code = base->status == LAB_STATUS_INFRA ? 125 : harm ? 1 : 0;
+	if (sets->len)
+		g_string_append_printf(sum, "  %s/matrix.txt\n  %s/report.html\n  %s/junit.xml\n",
+				       rep->dir, rep->dir, rep->dir);
+	g_string_append_printf(sum, "  %s/lab.json\n", rep->dir);
+	json_object_set_new(lab, "schema", json_string("pmucanary-lab/1"));
+	json_object_set_new(lab, "lab_id", json_string(l->id));
+	json_object_set_new(lab, "outer", json_pack("{s:s,s:O}", "accel", l->tcg ? "tcg" : "kvm",
+						    "host", l->outer));
+	json_object_set_new(lab, "base", json_string(base->name));
+	json_object_set_new(lab, "kernels", jk);
+	json_object_set_new(lab, "diffs", jd);
+	json_object_set_new(lab, "exit_code", json_integer(rep->exit_code));
+	jk = jd = NULL;
+	{
+		g_autofree char *path = g_build_filename(rep->dir, "lab.json", NULL);
+
+		e = write_json(path, lab);
+	}
+out:
+	json_decref(jk);
+	json_decref(jd);
+	json_decref(lab);
+	rep->summary = g_string_free(sum, FALSE);
+	return e;
+}
+
+/* ---- the lab --------------------------------------------------------------------- */
+
+int lab_run(const struct lab_opts *o, struct lab_report *rep)
+{
+	struct lab l = { .o = o };
+	g_autoptr(scenario) sc = NULL;
+	g_autoptr(image_info) guest_img = NULL;
+	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+	g_autofree char *stamp = g_date_time_format(now, "%Y%m%dT%H%M%SZ");
+	g_autofree char *root = results_root(o);
+	g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+	int e;
+
+	memset(rep, 0, sizeof(*rep));
+	if ((e = lab_validate(o)))
+		return e;
+	if ((e = scenario_load(o->scenario, &sc)))
+		return e;
+	l.tcg = lab_tcg(o);
+	l.guests = sc->guests;
+	l.guest_mib = sc->memory_mib;
+	l.t0_us = g_get_monotonic_time();
+	l.self = exe ? g_strdup(exe) : NULL;
+	if (!l.self)
+		return pc_fail(ENOENT, "cannot find this program's path (/proc/self/exe)");
+	if ((e = fingerprint_collect(NULL, &l.outer)))
+		return e;
+	/* The nested guests' image, built here so that every lab host finds it
+	 * in the shared cache instead of building it in its tmpfs. */
+	if (!sc->kernel[0] && (e = image_build(NULL, &guest_img)))
+		pc_warn("the nested guests' image: %s (each lab host builds its own)", pc_errmsg());
+
+	l.id = g_strdup_printf("lab-%s-%06x", stamp, g_random_int() & 0xffffff);
+	l.dir = g_build_filename(root, l.id, NULL);
+	if (g_mkdir_with_parents(l.dir, 0755) < 0) {
+		e = pc_fail(errno, "%s: %s", l.dir, g_strerror(errno));
+		goto out;
+	}
+	rep->dir = g_strdup(l.dir);
+	rep->id = g_strdup(l.id);
+	rep->kernels = g_ptr_array_new_with_free_func(kernel_report_free);
+	fleet_signals_install();
+	for (l.ki = 0; l.ki < o->kernel_count; l.ki++) {
+		const struct kernel *k = o->kernels[l.ki];
+		struct lab_kernel_report *kr = g_new0(struct lab_kernel_report, 1);
+
+		kr->name = g_strdup(k->name);
+		kr->label = kernel_label(k);
+		kr->dir = g_build_filename(l.dir, k->name, NULL);
+		kr->boot_s = kr->ready_s = -1;
+		g_ptr_array_add(rep->kernels, kr);
+		l.kr = kr;
+		l.judged = 0;
+		g_clear_pointer(&l.run_dir, g_free);
+		pc_info("kernel %zu/%zu: %s", l.ki + 1, o->kernel_count, kr->label);
+		if ((e = run_kernel(&l, k)))
+			goto out;
+		if (!l.kernels_done)
+			l.first_kernel_s = kr->total_s;
+		l.kernels_done++;
+	}
+	l.kr = NULL;
+	e = write_reports(&l, rep);
+out:
+	json_decref(l.outer);
+	g_free(l.dir);
+	g_free(l.id);
+	g_free(l.self);
+	g_free(l.run_dir);
+	g_free(l.guest_kernel);
+	return e;
+}
