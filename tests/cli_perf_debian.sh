@@ -17,7 +17,7 @@
 #   tracking event (mmap/comm/task/ksymbol/bpf_event, opened after the event
 #   succeeds) and per-CPU repeats of a successful try are not part of the
 #   profile's single attr.
-# Skips (exit 0, prints SKIP) when perf or python3 is missing, or no profile
+# Skips (exit 77, prints SKIP) when perf or python3 is missing, or no profile
 # covers the installed perf release.
 set -u
 top=${PMUCANARY_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -25,16 +25,16 @@ bin=${PMUCANARY_BIN:-$top/build/pmucanary}
 perf=${PERF:-$(command -v perf || true)}
 
 if [ -z "$perf" ] || ! "$perf" --version >/dev/null 2>&1; then
-	echo "SKIP: no working perf binary"; exit 0
+	echo "SKIP: no working perf binary"; exit 77
 fi
 if ! command -v python3 >/dev/null; then
-	echo "SKIP: python3 missing (needed to parse perf -vv output)"; exit 0
+	echo "SKIP: python3 missing (needed to parse perf -vv output)"; exit 77
 fi
 version=$("$perf" --version 2>&1)
 out=$("$bin" encode --list-profiles --release "$version" 2>&1); rc=$?
 if [ $rc -ne 0 ]; then
 	if grep -q "no profile for perf release" <<<"$out"; then
-		echo "SKIP: no pmucanary profile for '$version'"; exit 0
+		echo "SKIP: no pmucanary profile for '$version'"; exit 77
 	fi
 	echo "FAIL: pmucanary encode --list-profiles --release: exit $rc: $out"; exit 1
 fi

@@ -10,7 +10,7 @@
 set -u
 top=${PMUCANARY_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 bin=${PMUCANARY_BIN:-$top/build/pmucanary}
-qemu=$(command -v qemu-system-x86_64) || { echo "SKIP: no qemu-system-x86_64"; exit 0; }
+qemu=$(command -v qemu-system-x86_64) || { echo "SKIP: no qemu-system-x86_64"; exit 77; }
 
 if [ -n "${PMUCANARY_ACCEL:-}" ]; then
 	accel=$PMUCANARY_ACCEL
@@ -43,7 +43,7 @@ if [ -n "${PMUCANARY_KERNEL:-}" ]; then kargs=(--kernel "$PMUCANARY_KERNEL"); fi
 t0=$(now_ms)
 dir=$("$bin" image "${kargs[@]}" --out "$tmp/images") || {
 	if [ -z "${PMUCANARY_KERNEL:-}" ] && ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
-		echo "SKIP: no kernel in /boot"; exit 0
+		echo "SKIP: no kernel in /boot"; exit 77
 	fi
 	fail "pmucanary image failed"
 }

@@ -98,11 +98,12 @@ static int group_setup(void **state)
 	opt.agent = agent;
 	if (virt_connect(FLEET_DEFAULT_URI, &conn) < 0) {
 		print_message("SKIP: %s\n", pc_errmsg());
-		exit(0);
+		exit(77);
 	}
 	if (image_build(&opt, &img) < 0) {
-		print_message("SKIP: no guest image: %s\n", pc_errmsg());
-		exit(0);
+		/* building the image is our own code: a failure, not a skip */
+		print_message("FAIL: no guest image: %s\n", pc_errmsg());
+		exit(1);
 	}
 	kernel = g_strdup(img->kernel_path);
 	initrd = g_strdup(img->initrd_path);

@@ -20,11 +20,11 @@ bin=${PMUCANARY_BIN:-build/pmucanary}
 perf=${PERF:-/usr/bin/perf}
 if ! virsh -c qemu:///system version >/dev/null 2>&1; then
 	echo "SKIP: libvirtd (qemu:///system) is not running"
-	exit 0
+	exit 77
 fi
 if [ ! -x "$perf" ] || ! "$perf" --version >/dev/null 2>&1; then
 	echo "SKIP: no runnable perf at $perf"
-	exit 0
+	exit 77
 fi
 command -v jq >/dev/null || { echo "FAIL jq is not installed"; exit 1; }
 work=$(mktemp -d /tmp/it_perfbin.XXXXXX)

@@ -12,7 +12,7 @@ set -u
 bin=${PMUCANARY_BIN:-build/pmucanary}
 if ! virsh -c qemu:///system version >/dev/null 2>&1; then
 	echo "SKIP: libvirtd (qemu:///system) is not running"
-	exit 0
+	exit 77
 fi
 command -v jq >/dev/null || { echo "FAIL jq is not installed"; exit 1; }
 work=$(mktemp -d /tmp/it_resume.XXXXXX)
