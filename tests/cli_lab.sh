@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# pmucanary lab: bad input exits 2 with one line naming it, and nothing is
+# booted or created. Uses the distribution's kernel from /boot as a real
+# kernel image and edited copies of its config as kernels that lack things.
+set -u
+bin=${PMUCANARY_BIN:-build/pmucanary}
+top=${PMUCANARY_TOP:-.}
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+skip() { echo "SKIP: $*"; exit 77; }
+check() { # name expected-exit expected-stderr-substring cmd...
+	local name=$1 want=$2 msg=$3; shift 3
+	local err rc lines
+	err=$("$@" 2>&1 >/dev/null); rc=$?
+	lines=$(printf '%s' "$err" | grep -c .)
+	if [ "$rc" != "$want" ] || [[ "$err" != *"$msg"* ]] || { [ "$want" = 2 ] && [ "$lines" != 1 ]; }; then
+		echo "FAIL $name: exit $rc (want $want), $lines line(s) of stderr: $err"; fail=1
+	else
+		echo "ok   $name"
+	fi
+}
+
+vmlinuz=$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
+[ -n "$vmlinuz" ] || skip "no /boot/vmlinuz-* (install linux-image-amd64)"
+[ -r "$vmlinuz" ] || skip "$vmlinuz is not readable (run as root)"
+release=${vmlinuz#/boot/vmlinuz-}
+config=/boot/config-$release
+[ -r "$config" ] || skip "no $config"
+
+results=$tmp/results
+domains_before=$(virsh -c qemu:///system list --all --name 2>/dev/null | grep -c '^pmucanary-lab' || true)
+lab() { "$bin" lab --results "$results" "$top/scenarios/smoke.ini" "$@"; }
+
+# Not a kernel at all.
+echo "just text" >"$tmp/notakernel"
+check not-a-kernel 2 "--kernel $tmp/notakernel: not a kernel image" lab --kernel "$tmp/notakernel"
+check no-such-file 2 "$tmp/nope" lab --kernel "$tmp/nope"
+check no-such-release 2 "--kernel 9.9.9-nope: no /boot/vmlinuz-9.9.9-nope" lab --kernel 9.9.9-nope
+
+# A real image whose config lacks what a lab host needs: KVM, the 9p
+# filesystem, the KVM vendor module this machine's lab hosts need.
+grep -v '^CONFIG_KVM=' "$config" >"$tmp/nokvm.config"
+check without-kvm 2 "CONFIG_KVM is not set" lab --kernel "$vmlinuz" --config "$tmp/nokvm.config"
+grep -v '^CONFIG_9P_FS=' "$config" >"$tmp/no9p.config"
+check without-9p 2 "CONFIG_9P_FS is not set" lab --kernel "$vmlinuz" --config "$tmp/no9p.config"
+err=$(lab --kernel "$vmlinuz" --config "$tmp/no9p.config" 2>&1 >/dev/null)
+if [[ "$err" == *CONFIG_KVM\ * ]] || [[ "$err" == *CONFIG_OVERLAY_FS* ]]; then
+	echo "FAIL without-9p names options that are there: $err"; fail=1
+else
+	echo "ok   without-9p names only what lacks"
+fi
+
+# Modules: a missing --modules directory; a modular config with no modules
+# dir at all (a copied image whose release has no /lib/modules).
+check missing-modules-dir 2 "--modules $tmp/nomods: no such directory" \
+	lab --kernel "$vmlinuz" --modules "$tmp/nomods"
+cp "$vmlinuz" "$tmp/vmlinuz-9.9.9-copy"
+check modular-without-modules 2 "but no modules dir" \
+	lab --kernel "$tmp/vmlinuz-9.9.9-copy" --config "$config"
+
+# Broken packages: not a .deb at all, a real .deb cut in half.
+echo "garbage" >"$tmp/linux-image-broken.deb"
+check broken-deb 2 "--kernel $tmp/linux-image-broken.deb: broken package" \
+	lab --kernel "$tmp/linux-image-broken.deb"
+if command -v dpkg-deb >/dev/null; then
+	mkdir -p "$tmp/pkg/DEBIAN" "$tmp/pkg/boot"
+	printf 'Package: linux-image-test\nVersion: 1\nArchitecture: amd64\nMaintainer: t <t@t>\nDescription: t\n' \
+		>"$tmp/pkg/DEBIAN/control"
+	cp "$vmlinuz" "$tmp/pkg/boot/vmlinuz-9.9.9-test"
+	cp "$config" "$tmp/pkg/boot/config-9.9.9-test"
+	dpkg-deb -Zxz --build "$tmp/pkg" "$tmp/linux-image-test.deb" >/dev/null
+	head -c $(($(stat -c %s "$tmp/linux-image-test.deb") / 2)) "$tmp/linux-image-test.deb" \
+		>"$tmp/linux-image-cut.deb"
+	check truncated-deb 2 "--kernel $tmp/linux-image-cut.deb: broken package" \
+		lab --kernel "$tmp/linux-image-cut.deb"
+	# the whole package is fine as far as the image goes, but its modular
+	# config has no modules in the package
+	check deb-without-modules 2 "but no modules dir" lab --kernel "$tmp/linux-image-test.deb"
+else
+	echo "FAIL dpkg-deb is missing (Debian's dpkg)"; fail=1
+fi
+
+# Names and the base.
+check same-name 2 "both named '$release'" lab --kernel "$vmlinuz" --kernel "$release"
+check bad-base 2 "--base nosuch: no --kernel is named so" lab --kernel "$vmlinuz" --base nosuch
+check bad-name 2 "" lab --kernel "$vmlinuz:bad/name"
+check modules-first 2 "--modules /x: give it after the --kernel it belongs to" \
+	"$bin" lab --modules /x --kernel "$vmlinuz"
+check no-kernel 2 "give at least one --kernel" "$bin" lab
+check bad-results 2 "a lab host mounts it by path" \
+	"$bin" lab --results "$tmp/with space" --kernel "$vmlinuz" "$top/scenarios/smoke.ini"
+check bad-selftest 2 "--selftest-harm cpu-clock=melt" \
+	lab --kernel "$vmlinuz" --selftest-harm cpu-clock=melt
+check bad-scenario 2 "$tmp/nope.ini" "$bin" lab --results "$results" --kernel "$vmlinuz" "$tmp/nope.ini"
+check help 0 "" "$bin" lab --help
+"$bin" lab --help | grep -q -- "--kernel=KERNEL\[:NAME\]" || { echo "FAIL help lists --kernel"; fail=1; }
+
+# Nothing booted, nothing created.
+domains_after=$(virsh -c qemu:///system list --all --name 2>/dev/null | grep -c '^pmucanary-lab' || true)
+if [ "$domains_after" != "$domains_before" ]; then
+	echo "FAIL bad input booted a lab host ($domains_before -> $domains_after domains)"; fail=1
+else
+	echo "ok   no lab host booted"
+fi
+if [ -e "$results" ]; then
+	echo "FAIL bad input created $results: $(ls -R "$results" | head -5)"; fail=1
+else
+	echo "ok   no results directory created"
+fi
+exit $fail
