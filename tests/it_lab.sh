@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# pmucanary lab end to end: two kernels built from Debian's linux-source-6.1
+# (tests/kernels.sh: a lab-host config, and the same with one deliberate perf
+# ABI change), each booted as a lab host that runs tests/data/lab/abi.ini
+# against nested KVM guests of its own KVM.
+#  - exit 1 (a regression), and the diff base -> patched flags exactly the
+#    cells predicted from the patch's rule and `pmucanary encode` (computed
+#    here, not by the harness): cpu-clock attrs with precise_ip > 0 and
+#    exclude_guest = 0 are refused with EOPNOTSUPP, except where perf's own
+#    fallback retries with exclude_guest (today's perf, no G/H given:
+#    evsel__fallback() in tools/perf/util/evsel.c);
+#  - inside each lab host kvm_amd (or kvm_intel) was loaded with nesting on
+#    and the guests were domains of type kvm (the lab host's own
+#    fingerprint, the inner run's journal);
+#  - every cell carries its kernel's name, release and image hash, and the
+#    two kernels' hashes differ; every report says which layer ran what.
+set -u
+bin=${PMUCANARY_BIN:-build/pmucanary}
+top=${PMUCANARY_TOP:-.}
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: lab hosts need root (QEMU runs as root for the 9p root share)"; exit 77; }
+virsh -c qemu:///system version >/dev/null 2>&1 ||
+	{ echo "SKIP: libvirtd (qemu:///system) is not running"; exit 77; }
+[ -f /usr/src/linux-source-6.1.tar.xz ] ||
+	{ echo "SKIP: no /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)"; exit 77; }
+command -v jq >/dev/null || { echo "FAIL jq is not installed"; exit 1; }
+
+. "$top/tests/kernels.sh"
+test_kernels_build || { echo "FAIL building the test kernels"; exit 1; }
+base=$PMUCANARY_LAB_KERNEL_BASE
+patched=$PMUCANARY_LAB_KERNEL_PATCHED
+
+work=$(mktemp -d /var/tmp/it_lab.XXXXXX)
+chmod 755 "$work"
+trap 'rm -rf "$work"' EXIT
+fail=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+scenario=$top/tests/data/lab/abi.ini
+profiles="perf-3.6 perf-3.7 perf-modern"
+mods=$(sed -n 's/^modifiers = //p' "$scenario" | tr -d ' ' | tr ';' ' ')
+
+# The prediction: from the patch's rule and each profile's encoding.
+for p in $profiles; do
+	specs=()
+	for m in $mods; do
+		if [ "$m" = - ]; then specs+=(cpu-clock); else specs+=("cpu-clock:$m"); fi
+	done
+	"$bin" encode --json --profile "$p" "${specs[@]}" | jq -c --arg p "$p" '.[] | . + {profile: $p}'
+done | jq -rs '
+	def hit: .type == 1 and (.config // 0) == 0 and (.precise_ip // 0) > 0 and
+		 (.exclude_guest // 0) == 0;
+	def gh: (.spec | split(":") | .[1] // "") | test("[GH]");
+	.[] | select(.error == null) | select(hit) |
+	select((.profile == "perf-modern" and (gh | not) and (.exclude_host // 0) == 0) | not) |
+	"\(.profile) \(.spec)"' | sort >"$work/predicted"
+n_pred=$(wc -l <"$work/predicted")
+if [ "$n_pred" -lt 5 ]; then
+	bad "prediction has only $n_pred cells: $(cat "$work/predicted")"
+fi
+
+t0=$SECONDS
+"$bin" lab "$scenario" --results "$work/r" --kernel "$base:base" --kernel "$patched:patched" \
+	>"$work/out" 2>"$work/err"
+rc=$?
+echo "# lab base vs patched: exit $rc in $((SECONDS - t0)) s"
+lab=$(ls -d "$work"/r/lab-* 2>/dev/null | head -1)
+if [ "$rc" != 1 ] || [ -z "$lab" ]; then
+	bad "lab base vs patched: exit $rc (want 1)"
+	cat "$work/out" "$work/err" | tail -30
+	for k in base patched; do
+		[ -f "$lab/$k/inner.log" ] && { echo "--- $k/inner.log"; tail -20 "$lab/$k/inner.log"; }
+		for c in "$lab/$k"/lab-host-*.console; do
+			[ -f "$c" ] && { echo "--- $c"; tail -20 "$c"; }
+		done
+	done
+	exit 1
+fi
+ok "lab base vs patched exits 1"
+
+diff_json=$lab/diff-base-vs-patched.json
+jq -r '.groups.abi_regression[] | "\(.profile) \(.spec)"' "$diff_json" | sort >"$work/flagged"
+if cmp -s "$work/predicted" "$work/flagged"; then
+	ok "the diff flags exactly the $n_pred predicted cells"
+else
+	bad "flagged cells differ from the prediction:"; diff "$work/predicted" "$work/flagged"
+fi
+others=$(jq '[.groups | to_entries[] | select(.key != "abi_regression" and .key != "unchanged") |
+	.value | length] | add' "$diff_json")
+[ "$others" = 0 ] && ok "nothing else changed" || bad "$others cells in other groups: $(jq -c .counts "$diff_json")"
+jq -e '[.groups.abi_regression[] | select(.new != "EOPNOTSUPP")] | length == 0' "$diff_json" >/dev/null &&
+	ok "every flagged cell is EOPNOTSUPP" || bad "flagged cells with another outcome"
+
+for k in base patched; do
+	run=$(jq -r --arg k "$k" '.kernels[] | select(.name == $k) | .run_json' "$lab/lab.json")
+	rundir=$(dirname "$run")
+	sha=$(sha256sum "$( [ $k = base ] && echo "$base" || echo "$patched")" | cut -c1-12)
+	label="$k (6.1.192, $sha)"
+	jq -e --arg l "$label" '[.cells[] | select(.kernel != $l)] | length == 0' "$run" >/dev/null &&
+		ok "$k: every cell says '$label'" || bad "$k: cells without the label '$label'"
+	jq -e '[.cells[] | select(.outcome == "INFRA")] | length == 0' "$run" >/dev/null &&
+		ok "$k: no INFRA cell" || bad "$k: INFRA cells"
+	# from inside the lab host: its KVM, nesting, the guests' accel
+	jq -e '.host.kvm | (has("kvm_amd") or has("kvm_intel"))' "$run" >/dev/null &&
+		ok "$k: kvm_amd/kvm_intel loaded inside the lab host" ||
+		bad "$k: no kvm_amd/kvm_intel in the lab host's fingerprint: $(jq -c .host.kvm "$run")"
+	jq -e '.host.kvm | (.kvm_amd.nested // .kvm_intel.nested) | test("^(1|Y)$")' "$run" >/dev/null &&
+		ok "$k: nested virtualization on" || bad "$k: nesting off: $(jq -c .host.kvm "$run")"
+	grep '"step":"fleet-up"' "$rundir/journal.jsonl" | jq -e '.fleet.accel == "kvm"' >/dev/null &&
+		ok "$k: the nested guests were KVM guests (domain type kvm)" || bad "$k: nested guests not under KVM"
+	jq -e '.lab.nested == true and .lab.outer.host.kernel.release != null' "$run" >/dev/null &&
+		ok "$k: run.json says it is nested, with the outer host's fingerprint" ||
+		bad "$k: run.json lacks lab.nested / lab.outer"
+	jq -e '[.limitations[] | select(test("nested guests cannot show the PEBS"))] | length == 1' "$run" \
+		>/dev/null && ok "$k: says what nesting cannot show" || bad "$k: no nesting limitation"
+done
+sha_b=$(jq -r '.cells[0].kernel' "$(jq -r '.kernels[0].run_json' "$lab/lab.json")")
+sha_p=$(jq -r '.cells[0].kernel' "$(jq -r '.kernels[1].run_json' "$lab/lab.json")")
+[ "$sha_b" != "$sha_p" ] && ok "the two 6.1.192 builds stay apart ($sha_b / $sha_p)" || bad "same label twice"
+grep -q "^patched (6.1.192" "$lab/matrix.txt" && grep -q "^base (6.1.192" "$lab/matrix.txt" &&
+	ok "the merged matrix has both kernels' rows" || bad "matrix.txt rows"
+grep -q "lab: the outer host ran the lab host under TCG\|lab: this run ran inside a lab host" "$lab/matrix.txt" &&
+	ok "the matrix says which layer ran what" || bad "matrix.txt has no layer lines"
+"$bin" diff "$(jq -r '.kernels[0].run_json' "$lab/lab.json")" "$(jq -r '.kernels[1].run_json' "$lab/lab.json")" \
+	>/dev/null 2>&1
+[ $? = 1 ] && ok "pmucanary diff on the two run.json agrees (exit 1)" || bad "pmucanary diff disagrees"
+[ -z "$(virsh -c qemu:///system list --all --name | grep '^pmucanary-lab')" ] &&
+	ok "no lab host left" || bad "lab hosts left: $(virsh -c qemu:///system list --all --name)"
+exit $fail
