@@ -1146,22 +1146,25 @@ static int lab_mount(const char *src, const char *dir, const char *type, unsigne
 	return 0;
 }
 
-/* The gid of group name in <root>/etc/group, or -1. */
+/* The gid of group name in /etc/group, or -1. */
 static long group_gid(const char *name)
 {
-	char buf[16384], *save = NULL, *line;
+	FILE *f = fopen("/etc/group", "re");
+	char line[4096];
 	size_t n = strlen(name);
+	long gid = -1;
 
-	if (read_file("/etc/group", buf, sizeof(buf)) < 0)
+	if (!f)
 		return -1;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	while (gid < 0 && fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, name, n) && line[n] == ':') {
-			char *gid = strchr(line + n + 1, ':');
+			char *p = strchr(line + n + 1, ':');
 
-			return gid ? strtol(gid + 1, NULL, 10) : -1;
+			gid = p ? strtol(p + 1, NULL, 10) : -1;
 		}
 	}
-	return -1;
+	fclose(f);
+	return gid;
 }
 
 static char *const lab_env[] = {
@@ -1198,6 +1201,9 @@ static pid_t lab_spawn(char *const argv[], const char *log_path)
 static int lab_wait(pid_t pid, unsigned int timeout_ms)
 {
 	uint64_t end = mono_ms() + timeout_ms;
+
+	if (pid <= 0) /* fork failed */
+		return -1;
 
 	for (;;) {
 		int st;
@@ -1257,6 +1263,20 @@ static int lab_switch_root(void)
 	if ((e = lab_mount(LAB_TAG_RUN, dir, "9p", 0, LAB_9P_OPTS)) < 0) {
 		say("lab: mount 9p %s on %s: %s", LAB_TAG_RUN, cfg.lab_dir, strerror(-e));
 		return e;
+	}
+	/* The host's libvirt config comes along; its autostart domains, networks
+	 * and pools must not start inside the lab host. */
+	{
+		static const char *const autostart[] = {
+			"/lab/root/etc/libvirt/qemu/autostart",
+			"/lab/root/etc/libvirt/qemu/networks/autostart",
+			"/lab/root/etc/libvirt/storage/autostart",
+		};
+
+		for (size_t i = 0; i < sizeof(autostart) / sizeof(autostart[0]); i++)
+			if (access(autostart[i], F_OK) == 0 &&
+			    mount("tmpfs", autostart[i], "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+				say("lab: hiding %s: %s", autostart[i] + 9, strerror(errno));
 	}
 	if (lab_mount(LAB_TAG_CACHE, "/lab/root/var/cache/libvirt/qemu", "9p", 0, LAB_9P_OPTS) < 0)
 		say("lab: no %s share (%s): libvirtd probes QEMU from scratch", LAB_TAG_CACHE,

@@ -39,7 +39,8 @@ static gboolean on_kernel_opt(const char *name, const char *value, gpointer data
 	struct lab_args *a = data;
 	struct kernel_arg *last = a->kernels->len ? a->kernels->pdata[a->kernels->len - 1] : NULL;
 
-	if (!strcmp(name, "--kernel")) {
+	/* GLib passes the option as typed: "--kernel" or "-k" */
+	if (!strcmp(name, "--kernel") || !strcmp(name, "-k")) {
 		struct kernel_arg *k = g_new0(struct kernel_arg, 1);
 
 		k->spec = g_strdup(value);

@@ -157,9 +157,12 @@ int cmd_run(int argc, char **argv)
 	o.perf_binaries = (const char *const *)bins;
 	o.perf_binary_count = bins ? g_strv_length(bins) : 0;
 	if (selftest) {
-		char *eq = strchr(selftest, '=');
+		/* the last '=' unless it is inside a PMU spec (cpu/event=0x3c/) */
+		char *eq = strrchr(selftest, '=');
 
 		o.selftest_harm = RUNNER_HARM_CRASH;
+		if (eq && strchr(eq, '/'))
+			eq = NULL;
 		if (eq) {
 			*eq = '\0';
 			o.selftest_harm = runner_harm_from_name(eq + 1);

@@ -220,13 +220,14 @@ static char *domain_xml(const struct fleet_config *cfg, enum fleet_accel accel, 
 		g_autofree char *tag = g_markup_escape_text(cfg->shares[i].tag, -1);
 
 		g_string_append_printf(x,
-			"    <filesystem type='mount' accessmode='passthrough' multidevs='remap'>\n"
+			"    <filesystem type='mount' accessmode='%s' multidevs='remap'>\n"
 			"      <driver type='path'/>\n"
 			"      <source dir='%s'/>\n"
 			"      <target dir='%s'/>\n"
 			"%s"
 			"    </filesystem>\n",
-			src, tag, cfg->shares[i].readonly ? "      <readonly/>\n" : "");
+			cfg->shares[i].mapped ? "mapped" : "passthrough", src, tag,
+			cfg->shares[i].readonly ? "      <readonly/>\n" : "");
 	}
 	g_string_append_printf(x,
 		"    <serial type='file'>\n"
@@ -713,6 +714,7 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 			f->shares[i].source = g_strdup(cfg->shares[i].source);
 			f->shares[i].tag = g_strdup(cfg->shares[i].tag);
 			f->shares[i].readonly = cfg->shares[i].readonly;
+			f->shares[i].mapped = cfg->shares[i].mapped;
 		}
 	}
 	f->cfg.shares = f->shares;
@@ -1021,6 +1023,46 @@ int fleet_wait_healthy(struct fleet *f, unsigned int timeout_ms)
 	}
 	g_mutex_unlock(&f->lock);
 	return 0;
+}
+
+int fleet_wait_heartbeats(struct fleet *f, unsigned int count, unsigned int timeout_ms)
+{
+	int64_t end = g_get_monotonic_time() + (int64_t)timeout_ms * 1000;
+	g_autofree uint64_t *want = g_new0(uint64_t, f->n);
+	const struct guest *left = NULL;
+	int rc = 0;
+
+	g_mutex_lock(&f->lock);
+	for (unsigned int i = 0; i < f->n; i++)
+		want[i] = f->g[i].hb.seq + count;
+	for (;;) {
+		bool all = true;
+
+		/* a guest that left HEALTHY has its verdict; the others must
+		 * still show they ran on, so that a second guest's late harm is
+		 * not taken for the next batch's */
+		left = NULL;
+		for (unsigned int i = 0; i < f->n; i++) {
+			const struct guest *g = &f->g[i];
+
+			if (g->state != GUEST_STATE_HEALTHY)
+				left = left ? left : g;
+			else if (g->hb.seq < want[i])
+				all = false;
+		}
+		if (all)
+			break;
+		if (g_get_monotonic_time() >= end || fleet_signal_pending()) {
+			rc = pc_fail(ETIMEDOUT, "no %u heartbeats from every guest within %u ms", count,
+				     timeout_ms);
+			break;
+		}
+		g_cond_wait_until(&f->cond, &f->lock, MIN(end, g_get_monotonic_time() + 50000));
+	}
+	if (!rc && left)
+		rc = pc_fail(EIO, "%s is %s", left->name, guest_state_name(left->state));
+	g_mutex_unlock(&f->lock);
+	return rc;
 }
 
 int fleet_restart_guest(struct fleet *f, unsigned int i)

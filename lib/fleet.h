@@ -68,6 +68,10 @@ struct fleet_share {
 	const char *source;       /* absolute host directory */
 	const char *tag;          /* the guest's mount tag */
 	bool readonly;
+	bool mapped;              /* accessmode mapped: the guest's owners and
+				   * modes live in user xattrs, host files are
+				   * QEMU's and 0600/0700 (no setuid files or
+				   * device nodes from the guest); else passthrough */
 };
 
 struct fleet_config {
@@ -166,6 +170,14 @@ int fleet_wait_verdict(struct fleet *f, uint64_t mark, unsigned int timeout_ms);
 /* Waits until every guest is HEALTHY with a heartbeat within the timeout:
  * 0, -ETIMEDOUT, or -EIO when a guest is HARMED/INFRA/OFF. */
 int fleet_wait_healthy(struct fleet *f, unsigned int timeout_ms);
+
+/* Waits until every guest has sent count more heartbeats than it had when
+ * called (proof that it ran on after a batch: one heartbeat may have been
+ * on its way already) or is no longer HEALTHY (it has a verdict). 0: all
+ * sent them; -EIO: they did, and some guest left HEALTHY; -ETIMEDOUT: a
+ * healthy guest did not (a hang shows as a verdict only after its
+ * heartbeat timeout). */
+int fleet_wait_heartbeats(struct fleet *f, unsigned int count, unsigned int timeout_ms);
 
 /* Destroys guest i and boots it again (clears HARMED); waits for its first
  * heartbeat. -EIO (and an INFRA verdict) when it does not come up. */

@@ -157,6 +157,10 @@ static char *bz_release(const guint8 *d, gsize n)
 		return g_strdup("");
 	for (end = off; end < n && end - off < 256 && d[end] > ' ' && d[end] < 0x7f; end++)
 		;
+	/* it becomes a path component (/lib/modules/R, config-R): a hostile
+	 * header's "../x" is no release */
+	if (memchr(d + off, '/', end - off) || (end - off >= 1 && d[off] == '.'))
+		return g_strdup("");
 	return g_strndup((const char *)d + off, end - off);
 }
 
@@ -641,18 +645,28 @@ static int modules_scan(const char *top, const char *rel, GHashTable *mods)
 	return 0;
 }
 
-/* Post-order: a module's dependencies before it, each once. */
-static void module_closure(GHashTable *mods, const char *name, GHashTable *seen, GPtrArray *order)
+/* Real dependency chains are a few modules deep (kvm_amd -> kvm ->
+ * irqbypass); a package's .modinfo is input, so the recursion is bounded. */
+#define MODULE_DEPTH_MAX 64
+#define MODULES_MAX 65536
+
+/* Post-order: a module's dependencies before it, each once. false when the
+ * chain nests deeper than MODULE_DEPTH_MAX. */
+static bool module_closure(GHashTable *mods, const char *name, GHashTable *seen, GPtrArray *order,
+			   unsigned int depth)
 {
 	struct module *m = g_hash_table_lookup(mods, name);
 
 	if (!m || g_hash_table_contains(seen, name))
-		return;
+		return true;
+	if (depth > MODULE_DEPTH_MAX)
+		return false;
 	g_hash_table_add(seen, (gpointer)name);
 	for (int i = 0; m->deps[i]; i++)
-		if (m->deps[i][0])
-			module_closure(mods, m->deps[i], seen, order);
+		if (m->deps[i][0] && !module_closure(mods, m->deps[i], seen, order, depth + 1))
+			return false;
 	g_ptr_array_add(order, m->rel);
+	return true;
 }
 
 /* Writes <mdir>/modules.dep in depmod's format: "rel: dep...", every
@@ -670,6 +684,8 @@ static int modules_dep_write(const char *mdir)
 
 	if ((ret = modules_scan(mdir, "", mods)) < 0)
 		return ret;
+	if (g_hash_table_size(mods) > MODULES_MAX)
+		return pc_fail(EINVAL, "%u modules: more than %d", g_hash_table_size(mods), MODULES_MAX);
 	g_hash_table_iter_init(&it, mods);
 	while (g_hash_table_iter_next(&it, &key, &val)) {
 		g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
@@ -677,7 +693,11 @@ static int modules_dep_write(const char *mdir)
 		GString *l = g_string_new(((struct module *)val)->rel);
 
 		g_string_append_c(l, ':');
-		module_closure(mods, key, seen, order);
+		if (!module_closure(mods, key, seen, order, 0)) {
+			g_string_free(l, TRUE);
+			return pc_fail(EINVAL, "module %s: dependencies nest deeper than %d",
+				       (const char *)key, MODULE_DEPTH_MAX);
+		}
 		/* order ends with the module itself; modprobe loads the list last-first */
 		for (int i = (int)order->len - 2; i >= 0; i--)
 			g_string_append_printf(l, " %s", (char *)order->pdata[i]);
@@ -914,8 +934,14 @@ static int deb_prepare(const char *deb, const char *who, const char *cache_dir, 
 	mdir = g_strdup_printf("%s/lib/modules/%s", tmp, rel);
 	dep = g_build_filename(mdir, "modules.dep", NULL);
 	if (g_file_test(mdir, G_FILE_TEST_IS_DIR) && !g_file_test(dep, G_FILE_TEST_EXISTS) &&
-	    (ret = modules_dep_write(mdir)) < 0)
+	    (ret = modules_dep_write(mdir)) < 0) {
+		if (ret == -EINVAL) {
+			g_autofree char *why = g_strdup(pc_errmsg());
+
+			ret = pc_fail(EINVAL, "%s: broken package: %s", who, why);
+		}
 		goto fail;
+	}
 	if ((ret = tree_fix_perms(tmp)) < 0)
 		goto fail;
 	if (rename(tmp, final) < 0) {
@@ -1164,8 +1190,6 @@ const struct kernel_need kernel_lab_needs[] = {
 	{ "TMPFS_XATTR", "y", false, NULL, NULL, NULL,
 	  "libvirt remembers file owners in xattrs, also on tmpfs" },
 	{ "SECCOMP_FILTER", "y", false, NULL, NULL, NULL, "QEMU's seccomp sandbox" },
-	{ "IKCONFIG", "ym", false, NULL, NULL, NULL,
-	  "the image carries its own config: nothing to keep beside it" },
 	{ NULL, NULL, false, NULL, NULL, NULL, NULL },
 };
 

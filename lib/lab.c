@@ -16,13 +16,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define LAB_TICK_US 200000
 #define LAB_EVIDENCE_WAIT_US 1500000   /* the fleet completes a verdict's console tail */
-#define LAB_DEFAULT_MAX_BOOTS 12
+#define LAB_DEFAULT_MAX_BOOTS 64
+#define LAB_DEFAULT_TIMEOUT_S (6 * 3600)
 #define LAB_LOST_IN_A_ROW 2             /* lost with no batch armed: then INFRA */
 #define LAB_CONSOLE_TAIL 6000
 
@@ -90,17 +93,31 @@ static bool lab_tcg(const struct lab_opts *o)
 
 /* ---- validation: before anything boots ------------------------------------- */
 
+/* The current message, now as bad input (pc_errmsg()'s buffer is the one
+ * pc_fail() writes: copy it first). */
+static int as_bad_input(void)
+{
+	g_autofree char *msg = g_strdup(pc_errmsg());
+
+	return pc_fail(EINVAL, "%s", msg);
+}
+
+/* "/lab-YYYYMMDDTHHMMSSZ-xxxxxx": the lab's own component under RESULTS. */
+#define LAB_ID_COMPONENT_LEN 28
+
 /* The lab host mounts the lab directory at its own path (pmucanary.lab_dir=
- * on the kernel command line, mounted over the shared root). */
+ * on the kernel command line, mounted over the shared root): absolute,
+ * without symlinks (resolved by results_root), in characters the kernel
+ * command line and the agent take. */
 static int lab_dir_ok(const char *dir)
 {
-	static const char *const hidden[] = { "/proc", "/sys", "/dev", "/run", "/lab" };
+	static const char *const hidden[] = { "/proc", "/sys", "/dev", "/run", "/lab", "/var/run" };
+	const int max = HB_LAB_DIR_MAX - LAB_ID_COMPONENT_LEN - 1 - KERNEL_NAME_MAX;
 	size_t n = strlen(dir);
 
-	if (dir[0] != '/' || n > HB_LAB_DIR_MAX - 1 - KERNEL_NAME_MAX || strstr(dir, ".."))
+	if (dir[0] != '/' || n > (size_t)max || strstr(dir, ".."))
 		return pc_fail(EINVAL, "--results %s: a lab host mounts it by path: it must be "
-			       "absolute, without \"..\", at most %d characters", dir,
-			       HB_LAB_DIR_MAX - 1 - KERNEL_NAME_MAX);
+			       "absolute, without \"..\", at most %d characters", dir, max);
 	if (strspn(dir, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/_.+-") != n)
 		return pc_fail(EINVAL, "--results %s: a lab host mounts it by path: use only "
 			       "[A-Za-z0-9/_.+-]", dir);
@@ -111,18 +128,77 @@ static int lab_dir_ok(const char *dir)
 	return 0;
 }
 
+/* RESULTS, absolute and with symlinks resolved as far as it exists (the lab
+ * host resolves its path against its own root, before any symlink of the
+ * host's would apply). */
 static char *results_root(const struct lab_opts *o)
 {
-	return g_canonicalize_filename(o->results_dir ? o->results_dir : "results", NULL);
+	g_autofree char *abs = g_canonicalize_filename(o->results_dir ? o->results_dir : "results", NULL);
+	g_autofree char *head = g_strdup(abs);
+	GString *tail = g_string_new(NULL);
+	char *real = NULL;
+
+	/* the longest existing prefix, resolved; the rest appended */
+	while (!(real = realpath(head, NULL)) && strcmp(head, "/")) {
+		g_autofree char *base = g_path_get_basename(head);
+		char *parent = g_path_get_dirname(head);
+
+		g_string_prepend(tail, base);
+		g_string_prepend_c(tail, '/');
+		g_free(head);
+		head = parent;
+	}
+	if (!real)
+		real = g_strdup("/");
+	{
+		g_autofree char *r = real;
+		char *out = g_strconcat(strcmp(r, "/") ? r : "", tail->str, NULL);
+
+		g_string_free(tail, TRUE);
+		return *out ? out : g_strdup("/");
+	}
 }
 
+/* The writable shares keep the guest's owners and modes in user xattrs
+ * (9p mapped-xattr): a hostile kernel under test cannot plant setuid files
+ * or device nodes on this host. The results' filesystem must take them. */
+static int results_xattr_ok(const char *root)
+{
+	g_autofree char *dir = g_strdup(root);
+	g_autofree char *probe = NULL;
+	int fd, e = 0;
+
+	while (!g_file_test(dir, G_FILE_TEST_IS_DIR) && strcmp(dir, "/")) {
+		char *parent = g_path_get_dirname(dir);
+
+		g_free(dir);
+		dir = parent;
+	}
+	probe = g_strdup_printf("%s/.pmucanary-xattr-%d", dir, (int)getpid());
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return pc_fail(EINVAL, "--results %s: cannot write in %s: %s", root, dir, g_strerror(errno));
+	if (fsetxattr(fd, "user.pmucanary", "1", 1, 0) < 0)
+		e = errno;
+	close(fd);
+	unlink(probe);
+	if (e)
+		return pc_fail(EINVAL, "--results %s: its filesystem keeps no user xattrs (%s): lab "
+			       "hosts store their files' owners in them; use a directory on ext4, "
+			       "xfs or btrfs", root, g_strerror(e));
+	return 0;
+}
 int lab_validate(const struct lab_opts *o)
 {
 	g_autoptr(scenario) sc = NULL;
+	g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *root = results_root(o);
 	const char *kvm = lab_kvm_vendor(lab_tcg(o));
 	int e;
 
+	if (geteuid() != 0)
+		return pc_fail(EINVAL, "pmucanary lab needs root: a lab host's QEMU runs as root "
+			       "to share the host's root filesystem (run as root, or use pmucanary run)");
 	if (!o->kernel_count)
 		return pc_fail(EINVAL, "no --kernel given");
 	if (o->kernel_count > LAB_MAX_KERNELS)
@@ -133,7 +209,7 @@ int lab_validate(const struct lab_opts *o)
 	if (!o->scenario)
 		return pc_fail(EINVAL, "no scenario given");
 	if ((e = scenario_load(o->scenario, &sc)))
-		return e == -ENOENT || e == -EACCES ? pc_fail(EINVAL, "%s", pc_errmsg()) : e;
+		return e == -ENOENT || e == -EACCES ? as_bad_input() : e;
 	for (size_t i = 0; i < o->kernel_count; i++) {
 		const struct kernel *k = o->kernels[i];
 
@@ -147,23 +223,44 @@ int lab_validate(const struct lab_opts *o)
 		    strlen(k->name))
 			return pc_fail(EINVAL, "--kernel %s: its name '%s' is a directory name here: "
 				       "give one of [A-Za-z0-9_.+-] (KERNEL:NAME)", k->arg, k->name);
-		if ((e = kernel_check_lab(k, kvm, NULL, NULL)))
-			return e == -EINVAL ? e : pc_fail(EINVAL, "%s", pc_errmsg());
+		{
+			g_autoptr(GPtrArray) kw = NULL;
+
+			if ((e = kernel_check_lab(k, kvm, NULL, &kw)))
+				return e == -EINVAL ? e : as_bad_input();
+			for (guint w = 0; kw && w < kw->len; w++)
+				g_ptr_array_add(warnings, g_strdup_printf("--kernel %s: %s", k->arg,
+									  (char *)kw->pdata[w]));
+		}
 	}
-	for (size_t i = 0; i < o->perf_binary_count; i++)
+	for (size_t i = 0; i < o->perf_binary_count; i++) {
+		if (o->perf_binaries[i][0] != '/')
+			return pc_fail(EINVAL, "--perf-binary %s: give an absolute path (the lab host "
+				       "runs it from its own /)", o->perf_binaries[i]);
 		if (access(o->perf_binaries[i], X_OK) < 0)
 			return pc_fail(EINVAL, "--perf-binary %s: %s", o->perf_binaries[i],
 				       g_strerror(errno));
+		if (strchr(o->perf_binaries[i], '\n'))
+			return pc_fail(EINVAL, "--perf-binary: a path with a newline");
+	}
 	if (o->selftest) {
-		const char *eq = strchr(o->selftest, '=');
+		/* the last '=': a PMU spec has its own (cpu/event=0x3c/=crash) */
+		const char *eq = strrchr(o->selftest, '=');
 
-		if (eq && runner_harm_from_name(eq + 1) == RUNNER_HARM_COUNT)
+		if (eq && runner_harm_from_name(eq + 1) == RUNNER_HARM_COUNT && !strchr(eq, '/'))
 			return pc_fail(EINVAL, "--selftest-harm %s: expected crash, hang, corrupt, "
 				       "reboot, oops or host-crash after '='", o->selftest);
 		if (eq == o->selftest)
 			return pc_fail(EINVAL, "--selftest-harm %s: no SPEC", o->selftest);
 	}
-	return lab_dir_ok(root);
+	if (o->selftest && strchr(o->selftest, '\n'))
+		return pc_fail(EINVAL, "--selftest-harm: a newline");
+	if ((e = lab_dir_ok(root)) || (e = results_xattr_ok(root)))
+		return e;
+	/* only for a lab that will run: bad input is one line */
+	for (guint w = 0; w < warnings->len; w++)
+		pc_warn("%s", (char *)warnings->pdata[w]);
+	return 0;
 }
 
 /* ---- one lab host ----------------------------------------------------------- */
@@ -185,6 +282,7 @@ struct lab {
 	char *run_dir;
 	unsigned int judged;
 	gint64 judged_checked_us;
+	gint64 deadline_us;         /* the kernel's --timeout */
 };
 
 enum boot_end {
@@ -306,13 +404,15 @@ static int boot_lab_host(struct lab *l, const struct kernel *k, const struct ima
 {
 	const struct lab_opts *o = l->o;
 	g_autofree char *run_id = g_strdup_printf("%s-k%zu", l->id, l->ki);
-	g_autofree char *cache = g_build_filename(image_default_cache_dir(), "..", "lab",
-						   "libvirt-qemu", k->sha256, NULL);
+	g_autofree char *images = image_default_cache_dir();
+	g_autofree char *cache = g_build_filename(images, "..", "lab", "libvirt-qemu", k->sha256, NULL);
 	g_autofree char *cmdline = NULL, *console = NULL;
+	/* The root read-only as it is; what the lab host writes, mapped: a
+	 * hostile kernel under test plants no setuid file or device node here. */
 	struct fleet_share shares[] = {
-		{ "/", HB_LAB_TAG_ROOT, true },
-		{ l->kr->dir, HB_LAB_TAG_RUN, false },
-		{ NULL, HB_LAB_TAG_CACHE, false },
+		{ "/", HB_LAB_TAG_ROOT, true, false },
+		{ l->kr->dir, HB_LAB_TAG_RUN, false, true },
+		{ NULL, HB_LAB_TAG_CACHE, false, true },
 	};
 	struct fleet_config cfg = { 0 };
 	struct fleet *f = NULL;
@@ -332,8 +432,13 @@ static int boot_lab_host(struct lab *l, const struct kernel *k, const struct ima
 	if (g_mkdir_with_parents(cache, 0755) < 0)
 		return pc_fail(errno, "%s: %s", cache, g_strerror(errno));
 	shares[2].source = cache;
+	/* A lab host is the kernel under test, not a canary: a soft lockup, a
+	 * task blocked on 9p or an unknown NMI under an emulated CPU warns (the
+	 * run inside sees HOST_WARN) instead of panicking into a HOST_CRASH
+	 * bare metal would not have; later parameters win. */
 	cmdline = g_strdup_printf("pmucanary.canary_mib=0 pmucanary.role=lab pmucanary.lab_dir=%s "
-				  "kvm_amd.nested=1 kvm_intel.nested=1", l->kr->dir);
+				  "kvm_amd.nested=1 kvm_intel.nested=1 softlockup_panic=0 "
+				  "hung_task_panic=0 unknown_nmi_panic=0", l->kr->dir);
 	cfg.uri = o->uri;
 	cfg.run_id = run_id;
 	cfg.run_dir = l->kr->dir;
@@ -346,7 +451,7 @@ static int boot_lab_host(struct lab *l, const struct kernel *k, const struct ima
 	/* an emulated lab host running nested guests is slow to schedule */
 	cfg.hb_timeout_ms = l->tcg ? 30000 : 10000;
 	cfg.boot_timeout_ms = l->tcg ? 180000 : 60000;
-	cfg.force_tcg = o->tcg;
+	cfg.force_tcg = l->tcg; /* the accel the configs were checked for */
 	cfg.no_work = true;
 	cfg.extra_cmdline = cmdline;
 	cfg.shares = shares;
@@ -370,6 +475,7 @@ static int boot_lab_host(struct lab *l, const struct kernel *k, const struct ima
 			res->evidence = vs && vs->len ? g_strdup(((struct fleet_verdict *)vs->pdata[0])->evidence)
 						    : g_strdup(pc_errmsg());
 		}
+		e = 0; /* handled: the caller reads res */
 		goto out;
 	}
 	res->first_hb_s = (g_get_monotonic_time() - start) / 1e6;
@@ -389,26 +495,30 @@ static int boot_lab_host(struct lab *l, const struct kernel *k, const struct ima
 		fleet_verdicts_since(f, mark, &vs);
 		if (vs && vs->len) {
 			const struct fleet_verdict *v = vs->pdata[0];
+			enum outcome kind = v->kind;
 			uint64_t id = v->id;
+			g_autofree char *evidence = g_strdup(v->evidence);
 
-			if (v->kind == OUTCOME_INFRA) {
+			if (kind == OUTCOME_INFRA) {
 				res->end = BOOT_INFRA;
-				res->evidence = g_strdup(v->evidence);
+				res->evidence = g_steal_pointer(&evidence);
 				break;
 			}
 			/* panic, reset or silence: the lab host is lost. Let the
 			 * fleet add the console and what an NMI printed. */
 			res->end = BOOT_LOST;
-			res->lost_as = v->kind == OUTCOME_GUEST_HANG ? OUTCOME_HOST_HANG : OUTCOME_HOST_CRASH;
+			res->lost_as = kind == OUTCOME_GUEST_HANG ? OUTCOME_HOST_HANG : OUTCOME_HOST_CRASH;
 			g_usleep(LAB_EVIDENCE_WAIT_US);
 			g_clear_pointer(&vs, g_ptr_array_unref);
-			fleet_verdicts_since(f, id - 1, &vs);
-			v = vs && vs->len ? vs->pdata[0] : v;
+			if (fleet_verdicts_since(f, id - 1, &vs) == 0 && vs->len) {
+				g_free(evidence);
+				evidence = g_strdup(((struct fleet_verdict *)vs->pdata[0])->evidence);
+			}
 			res->evidence = g_strdup_printf("lab host %s %s (%s, lab host boot %u, %s; its "
 							"console is kept as lab-host-%u.console): %s",
 							k->name, harm_word(res->lost_as),
-							outcome_name(v->kind), boot, st.name, boot,
-							vs && vs->len ? v->evidence : "");
+							outcome_name(kind), boot, st.name, boot,
+							evidence ? evidence : "");
 			break;
 		}
 		if (!strcmp(st.lab_step, HB_LAB_FAILED)) {
@@ -442,6 +552,13 @@ static int boot_lab_host(struct lab *l, const struct kernel *k, const struct ima
 			count_judged(l);
 			progress(l, "run", boot);
 		}
+		if (g_get_monotonic_time() > l->deadline_us) {
+			res->end = BOOT_INFRA;
+			res->evidence = g_strdup_printf("the kernel's run did not finish within %u s "
+							"(--timeout)", o->timeout_s ? o->timeout_s :
+							LAB_DEFAULT_TIMEOUT_S);
+			break;
+		}
 		g_usleep(LAB_TICK_US);
 	}
 	e = 0;
@@ -455,6 +572,29 @@ out:
 			pc_warn("%s: %s", keep, g_strerror(errno));
 	}
 	return e;
+}
+
+/* What the lab host wrote through the mapped share is root's and 0600 on
+ * this host: readable by everyone once the lab host is gone (regular files
+ * and directories only; nothing the guest made is setuid or a device). */
+static void make_readable(const char *dir, unsigned int depth)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *n;
+
+	if (chmod(dir, 0755) < 0)
+		pc_debug("chmod %s: %s", dir, g_strerror(errno));
+	while (d && depth < 16 && (n = g_dir_read_name(d))) {
+		g_autofree char *p = g_build_filename(dir, n, NULL);
+		struct stat st;
+
+		if (lstat(p, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			make_readable(p, depth + 1);
+		else if (S_ISREG(st.st_mode) && chmod(p, 0644) < 0)
+			pc_debug("chmod %s: %s", p, g_strerror(errno));
+	}
 }
 
 /* ---- one kernel --------------------------------------------------------------- */
@@ -549,7 +689,10 @@ static int write_argv(struct lab *l, const char *scenario_copy, const char *ctx_
 		a[n++] = "--selftest-harm";
 		a[n++] = o->selftest;
 	}
-	for (size_t i = 0; i < o->perf_binary_count && n + 2 < HB_LAB_ARGS_MAX; i++) {
+	for (size_t i = 0; i < o->perf_binary_count; i++) {
+		if (n + 2 > HB_LAB_ARGS_MAX)
+			return pc_fail(E2BIG, "%zu --perf-binary: more than a lab host's command "
+				       "line takes (%d arguments)", o->perf_binary_count, HB_LAB_ARGS_MAX);
 		a[n++] = "--perf-binary";
 		a[n++] = o->perf_binaries[i];
 	}
@@ -558,7 +701,7 @@ static int write_argv(struct lab *l, const char *scenario_copy, const char *ctx_
 			return pc_fail(EINVAL, "argument '%s' holds a newline", a[i]);
 		g_string_append_printf(s, "%s\n", a[i]);
 	}
-	if (s->len >= HB_LAB_ARGV_BYTES)
+	if (s->len >= HB_LAB_ARGV_BYTES - 1) /* the agent reads at most ARGV_BYTES - 2 */
 		return pc_fail(E2BIG, "%s: the command line is too long", argv_path);
 	return write_text(argv_path, s->str);
 }
@@ -622,6 +765,8 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 	json_t *ctx;
 	int e;
 
+	l->deadline_us = t0 + (gint64)(o->timeout_s ? o->timeout_s : LAB_DEFAULT_TIMEOUT_S) *
+			      G_USEC_PER_SEC;
 	if (g_mkdir_with_parents(kr->dir, 0755) < 0)
 		return pc_fail(errno, "%s: %s", kr->dir, g_strerror(errno));
 	if (!g_file_get_contents(o->scenario, &text, NULL, &err))
@@ -722,6 +867,7 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 			l->run_dir = find_run_dir(kr->dir);
 	}
 	kr->total_s = (g_get_monotonic_time() - t0) / 1e6;
+	make_readable(kr->dir, 0);
 	return 0;
 }
 
@@ -749,9 +895,25 @@ static int write_reports(struct lab *l, struct lab_report *rep)
 	g_string_append_printf(sum, "lab %s: %u kernel%s, outer accel %s\n", l->id,
 			       rep->kernels->len, rep->kernels->len == 1 ? "" : "s",
 			       l->tcg ? "tcg" : "kvm");
+	/* the run.json files first: one that cannot be read makes its kernel
+	 * INFRA before anything reports its status */
 	for (guint i = 0; i < rep->kernels->len; i++) {
 		struct lab_kernel_report *kr = rep->kernels->pdata[i];
 		struct result_set *set = NULL;
+
+		if (kr->status == LAB_STATUS_INFRA || !kr->run_json)
+			continue;
+		if (results_read_json(kr->run_json, &set) < 0) {
+			kernel_infra(kr, "its run.json: %s", pc_errmsg());
+			continue;
+		}
+		g_ptr_array_add(sets, set);
+		g_ptr_array_add(names, kr->name);
+		if (i == o->base)
+			base_set = set;
+	}
+	for (guint i = 0; i < rep->kernels->len; i++) {
+		struct lab_kernel_report *kr = rep->kernels->pdata[i];
 
 		g_string_append_printf(sum, "  %-24s %-6s %u lab host boot%s%s", kr->label,
 				       lab_status_name(kr->status), kr->boots, kr->boots == 1 ? "" : "s",
@@ -767,18 +929,7 @@ static int write_reports(struct lab *l, struct lab_report *rep)
 			"why", kr->why, "run_json", kr->run_json, "boots", (int)kr->boots,
 			"host_down", (int)kr->host_down, "boot_s", kr->boot_s, "ready_s", kr->ready_s,
 			"total_s", kr->total_s));
-		if (kr->status == LAB_STATUS_INFRA || !kr->run_json)
-			continue;
-		if ((e = results_read_json(kr->run_json, &set)) < 0) {
-			kernel_infra(kr, "its run.json: %s", pc_errmsg());
-			continue;
-		}
-		g_ptr_array_add(sets, set);
-		g_ptr_array_add(names, kr->name);
-		if (i == o->base)
-			base_set = set;
 	}
-	e = 0;
 	if (sets->len) {
 		struct report_options ro = { 0 };
 		static const struct { enum report_format f; const char *file; } outs[] = {

@@ -66,7 +66,10 @@ struct lab_opts {
 	bool tcg;                      /* lab hosts under TCG even where KVM works */
 	unsigned int memory_mib;       /* per lab host; 0: from the scenario's fleet */
 	unsigned int vcpus;            /* per lab host; 0: online CPUs, at least 2 */
-	unsigned int max_boots;        /* lab hosts per kernel; 0: 12 */
+	unsigned int max_boots;        /* lab hosts per kernel; 0: 64 (a lab host
+					* lost with nothing armed twice in a row
+					* ends the kernel as INFRA sooner) */
+	unsigned int timeout_s;        /* per kernel, from its first boot; 0: 6 h */
 	bool verbose;                  /* the inner runs log with -v */
 	void (*progress)(void *ctx, const struct lab_progress *p);
 	void *progress_ctx;
@@ -102,9 +105,11 @@ struct lab_report {
 };
 void lab_report_clear(struct lab_report *rep);
 
-/* Checks everything a lab needs before anything boots or is created (the
- * scenario, unique names, the base, the kernels' configs, the binaries, the
- * selftest word, paths a lab host can mount): -EINVAL with one line. */
+/* Checks everything a lab needs before anything boots or is created (root,
+ * the scenario, unique names, the base, the kernels' configs, the binaries,
+ * the selftest word, a results path a lab host can mount, with user
+ * xattrs): -EINVAL with one line. Warnings (a kernel without a config to
+ * check, recommended options it lacks) are logged. */
 int lab_validate(const struct lab_opts *o);
 
 /* Validates, then runs every kernel in turn and writes the reports.

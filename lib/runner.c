@@ -1322,8 +1322,14 @@ static int fg_judge(void *ctx, enum outcome *o, json_t **verdicts)
 	int healthy, e;
 	bool infra = false;
 
-	/* A hang shows only once heartbeats are overdue: wait for that long. */
-	healthy = fleet_wait_healthy(fg->f, fg->hb_timeout_ms * 2 + 2000);
+	/* A guest judged fine must have run on after the batch: two more
+	 * heartbeats (one may have been on its way when the batch ended).
+	 * Harm that lands at the end of the dwell, or a slow (nested) guest's
+	 * panic, is seen here instead of after the judgement. A hang shows
+	 * only once heartbeats are overdue: wait for that long. */
+	healthy = fleet_wait_heartbeats(fg->f, 2, fg->hb_timeout_ms * 2 + 2000);
+	if (healthy == -EIO)
+		healthy = 0; /* verdicts: collected below */
 	if ((e = fleet_verdicts_since(fg->f, fg->mark, &vs)))
 		return e;
 	*o = OUTCOME_OK;
@@ -1385,9 +1391,25 @@ static int fg_selftest(void *ctx, enum runner_harm how)
 		return pc_fail(EINVAL, "self-test %s is not the guests' to do", runner_harm_name(how));
 	line = g_strdup_printf("%s %s", HB_CMD_SELFTEST, word);
 
+	gint64 sent = g_get_monotonic_time();
+	gint64 end = sent + (gint64)fg->hb_timeout_ms * 1000;
+
 	for (unsigned int i = 0; i < fleet_size(fg->f); i++) {
 		int e = fleet_send_command(fg->f, i, line);
 
+		if (e)
+			return e;
+	}
+	/* The harm must happen while the batch is armed, as an attr's would:
+	 * wait for every guest's ACK (a nested guest takes a while to read). */
+	for (unsigned int i = 0; i < fleet_size(fg->f); i++) {
+		struct fleet_guest_status st;
+		int e;
+
+		while (!(e = fleet_guest_status(fg->f, i, &st)) && st.state == GUEST_STATE_HEALTHY &&
+		       !(st.last_ack_us >= sent && !strcmp(st.last_ack, HB_CMD_SELFTEST)) &&
+		       g_get_monotonic_time() < end)
+			g_usleep(10000);
 		if (e)
 			return e;
 	}

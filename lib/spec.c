@@ -247,8 +247,12 @@ static int term_apply(struct spec *out, const struct pmu *pmu, const char *term,
 	const struct pmu_format *f = pmu_find_format(pmu, name);
 	if (f) {
 		int ret = pmu_format_apply(f, value, config);
-		if (ret)
-			return pc_fail(-ret, "%s: %s at %zu", out->text, pc_errmsg(), pos + 1);
+		if (ret) {
+			/* pc_errmsg()'s buffer is the one pc_fail() writes */
+			g_autofree char *why = g_strdup(pc_errmsg());
+
+			return pc_fail(-ret, "%s: %s at %zu", out->text, why, pos + 1);
+		}
 		return 0;
 	}
 	const struct pmu_event *e = eq ? NULL : pmu_find_event(pmu, name);

@@ -89,6 +89,9 @@ check bad-name 2 "" lab --kernel "$vmlinuz:bad/name"
 check modules-first 2 "--modules /x: give it after the --kernel it belongs to" \
 	"$bin" lab --modules /x --kernel "$vmlinuz"
 check no-kernel 2 "give at least one --kernel" "$bin" lab
+check short-k 2 "--kernel $tmp/notakernel: not a kernel image" lab -k "$tmp/notakernel"
+check k-then-config 2 "--config $tmp/nope.config" lab -k "$vmlinuz" --config "$tmp/nope.config"
+check relative-perf 2 "give an absolute path" lab --kernel "$vmlinuz" --perf-binary perf
 check bad-results 2 "a lab host mounts it by path" \
 	"$bin" lab --results "$tmp/with space" --kernel "$vmlinuz" "$top/scenarios/smoke.ini"
 check bad-selftest 2 "--selftest-harm cpu-clock=melt" \

@@ -67,7 +67,7 @@ static void test_xml_tcg(void **state)
 static void test_xml_lab_host(void **state)
 {
 	const struct fleet_share shares[] = {
-		{ "/", "pcroot", true }, { "/r/lab-1/base", "pcrun", false },
+		{ "/", "pcroot", true, false }, { "/r/lab-1/base", "pcrun", false, true },
 	};
 	struct fleet_config c = base;
 	g_autofree char *t = NULL, *k = NULL;
@@ -80,7 +80,8 @@ static void test_xml_lab_host(void **state)
 	assert_non_null(strstr(t, "<cpu mode='maximum'><feature policy='disable' name='xsave'/></cpu>"));
 	assert_non_null(strstr(t, "<source dir='/'/>\n      <target dir='pcroot'/>\n      <readonly/>"));
 	assert_non_null(strstr(t, "<source dir='/r/lab-1/base'/>\n      <target dir='pcrun'/>\n    </filesystem>"));
-	assert_non_null(strstr(t, "accessmode='passthrough' multidevs='remap'"));
+	assert_non_null(strstr(t, "accessmode='passthrough' multidevs='remap'>\n      <driver type='path'/>\n      <source dir='/'/>"));
+	assert_non_null(strstr(t, "accessmode='mapped' multidevs='remap'>\n      <driver type='path'/>\n      <source dir='/r/lab-1/base'/>"));
 	assert_non_null(strstr(t, "<seclabel type='static' model='dac' relabel='no'><label>+0:+0</label>"));
 	assert_null(strstr(t, "<pmu"));
 	k = fleet_domain_xml(&c, FLEET_ACCEL_KVM, "pmucanary-lab-0", "/c", 0);
@@ -97,8 +98,8 @@ static void test_xml_lab_host(void **state)
 
 static void test_share_checks(void **state)
 {
-	const struct fleet_share bad_tag[] = { { "/", "Root Tag", true } };
-	const struct fleet_share no_dir[] = { { "/nonexistent-pmucanary", "pcroot", true } };
+	const struct fleet_share bad_tag[] = { { "/", "Root Tag", true, false } };
+	const struct fleet_share no_dir[] = { { "/nonexistent-pmucanary", "pcroot", true, false } };
 	struct fleet_config c = base;
 	struct fleet *f = NULL;
 
