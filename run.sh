@@ -12,8 +12,11 @@ PACKAGES=(build-essential pkg-config qemu-system-x86 qemu-utils
 	libglib2.0-dev libjansson-dev libarchive-dev linux-image-amd64
 	linux-perf)
 # Only the test suite needs these: jq for the CLI suites, xmllint for the
-# JUnit check, Chromium to look at the HTML report.
-TEST_PACKAGES=(jq libxml2-utils chromium python3)
+# JUnit check, Chromium to look at the HTML report, and Debian's kernel
+# source with what building it takes for the lab suites' test kernels
+# (guest-images/kernel-build.sh).
+TEST_PACKAGES=(jq libxml2-utils chromium python3
+	linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils)
 
 say() { [ -n "${CI:-}" ] || [ -t 1 ] && echo "run.sh: $*"; true; }
 
