@@ -141,11 +141,22 @@ char *image_default_agent(void)
 	return g_build_filename(dir, "guest-images", "pmucanary-agent", NULL);
 }
 
+char *image_cache_root(void)
+{
+	const char *env = getenv("PMUCANARY_CACHE_DIR");
+
+	if (env && *env)
+		return g_canonicalize_filename(env, NULL);
+	if (geteuid() == 0)
+		return g_strdup("/var/cache/pmucanary");
+	return g_build_filename(g_get_user_cache_dir(), "pmucanary", NULL);
+}
+
 char *image_default_cache_dir(void)
 {
-	if (geteuid() == 0)
-		return g_strdup("/var/cache/pmucanary/images");
-	return g_build_filename(g_get_user_cache_dir(), "pmucanary", "images", NULL);
+	g_autofree char *root = image_cache_root();
+
+	return g_build_filename(root, "images", NULL);
 }
 
 /* ---- modules ---- */

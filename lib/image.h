@@ -78,7 +78,11 @@ int image_kernel_release(const char *kernel_path, char **release);
 
 /* <dir of /proc/self/exe>/guest-images/pmucanary-agent. */
 char *image_default_agent(void);
-/* /var/cache/pmucanary/images as root, else $XDG_CACHE_HOME/pmucanary/images. */
+/* Where pmucanary caches what it builds (images/, kernels/, lab/):
+ * $PMUCANARY_CACHE_DIR, else /var/cache/pmucanary as root, else
+ * $XDG_CACHE_HOME/pmucanary. */
+char *image_cache_root(void);
+/* <image_cache_root()>/images. */
 char *image_default_cache_dir(void);
 
 /* Resolves names (NULL-terminated) against <modules_dir>/modules.dep into

@@ -77,9 +77,9 @@ const char *kernel_config_get(const struct kernel *k, const char *option)
 
 char *kernel_default_cache_dir(void)
 {
-	if (geteuid() == 0)
-		return g_strdup("/var/cache/pmucanary/kernels");
-	return g_build_filename(g_get_user_cache_dir(), "pmucanary", "kernels", NULL);
+	g_autofree char *root = image_cache_root();
+
+	return g_build_filename(root, "kernels", NULL);
 }
 
 /* ---- KERNEL[:NAME] ---- */

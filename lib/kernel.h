@@ -127,7 +127,8 @@ char *kernel_label(const struct kernel *k);
  * when there is no config. */
 const char *kernel_config_get(const struct kernel *k, const char *option);
 
-/* /var/cache/pmucanary/kernels as root, else $XDG_CACHE_HOME/pmucanary/kernels. */
+/* <image_cache_root()>/kernels: $PMUCANARY_CACHE_DIR/kernels, else
+ * /var/cache/pmucanary/kernels as root, else $XDG_CACHE_HOME/pmucanary/kernels. */
 char *kernel_default_cache_dir(void);
 
 /* ---- can it be a lab host? ---- */

@@ -404,8 +404,8 @@ static int boot_lab_host(struct lab *l, const struct kernel *k, const struct ima
 {
 	const struct lab_opts *o = l->o;
 	g_autofree char *run_id = g_strdup_printf("%s-k%zu", l->id, l->ki);
-	g_autofree char *images = image_default_cache_dir();
-	g_autofree char *cache = g_build_filename(images, "..", "lab", "libvirt-qemu", k->sha256, NULL);
+	g_autofree char *root = image_cache_root();
+	g_autofree char *cache = g_build_filename(root, "lab", "libvirt-qemu", k->sha256, NULL);
 	g_autofree char *cmdline = NULL, *console = NULL;
 	/* The root read-only as it is; what the lab host writes, mapped: a
 	 * hostile kernel under test plants no setuid file or device node here. */
@@ -423,12 +423,6 @@ static int boot_lab_host(struct lab *l, const struct kernel *k, const struct ima
 
 	memset(res, 0, sizeof(*res));
 	res->first_hb_s = res->ready_s = -1;
-	{
-		g_autofree char *canon = g_canonicalize_filename(cache, NULL);
-
-		g_free(cache);
-		cache = g_steal_pointer(&canon);
-	}
 	if (g_mkdir_with_parents(cache, 0755) < 0)
 		return pc_fail(errno, "%s: %s", cache, g_strerror(errno));
 	shares[2].source = cache;

@@ -8,6 +8,8 @@ top=${PMUCANARY_TOP:-.}
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# .deb packages are unpacked into the kernel cache: this test's own
+export PMUCANARY_CACHE_DIR=$tmp/cache
 
 skip() { echo "SKIP: $*"; exit 77; }
 check() { # name expected-exit expected-stderr-substring cmd...

@@ -1185,12 +1185,23 @@ static void test_lab_modules(void **state)
 
 static void test_default_cache_dir(void **state)
 {
-	g_autofree char *d = kernel_default_cache_dir();
+	g_autofree char *saved = g_strdup(g_getenv("PMUCANARY_CACHE_DIR"));
+	g_autofree char *d = NULL, *moved = NULL;
 
+	g_unsetenv("PMUCANARY_CACHE_DIR");
+	d = kernel_default_cache_dir();
 	if (geteuid() == 0)
 		assert_string_equal(d, "/var/cache/pmucanary/kernels");
 	else
 		assert_true(g_str_has_suffix(d, "/pmucanary/kernels"));
+	/* tests and users can move every cache */
+	g_setenv("PMUCANARY_CACHE_DIR", "/srv/pc-cache", TRUE);
+	moved = kernel_default_cache_dir();
+	assert_string_equal(moved, "/srv/pc-cache/kernels");
+	if (saved)
+		g_setenv("PMUCANARY_CACHE_DIR", saved, TRUE);
+	else
+		g_unsetenv("PMUCANARY_CACHE_DIR");
 	assert_string_equal(kernel_source_name(KERNEL_SOURCE_COUNT), "?");
 	(void)state;
 }
