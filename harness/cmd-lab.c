@@ -11,8 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DEFAULT_SCENARIO "scenarios/smoke.ini"
-
 /* --kernel, --modules and --config in the order given: --modules and
  * --config belong to the --kernel before them. */
 struct kernel_arg {
@@ -70,15 +68,6 @@ static gboolean on_kernel_opt(const char *name, const char *value, gpointer data
 	return TRUE;
 }
 
-static char *default_scenario(void)
-{
-	g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
-	g_autofree char *dir = exe ? g_path_get_dirname(exe) : NULL;
-
-	if (g_file_test(DEFAULT_SCENARIO, G_FILE_TEST_EXISTS) || !dir)
-		return g_strdup(DEFAULT_SCENARIO);
-	return g_build_filename(dir, "..", DEFAULT_SCENARIO, NULL);
-}
 
 static void show_progress(void *ctx, const struct lab_progress *p)
 {
@@ -98,12 +87,6 @@ static void show_progress(void *ctx, const struct lab_progress *p)
 	fflush(stderr);
 }
 
-static bool want_progress(void)
-{
-	const char *ci = getenv("CI");
-
-	return isatty(STDERR_FILENO) && !(ci && *ci) && log_get_level() <= LOG_WARN;
-}
 
 int cmd_lab(int argc, char **argv)
 {
@@ -225,7 +208,7 @@ int cmd_lab(int argc, char **argv)
 		}
 		o.base = i;
 	}
-	scenario_path = argc == 2 ? g_strdup(argv[1]) : default_scenario();
+	scenario_path = argc == 2 ? g_strdup(argv[1]) : cli_default_scenario();
 	o.scenario = scenario_path;
 	o.kernels = (struct kernel *const *)kernels->pdata;
 	o.kernel_count = kernels->len;
@@ -237,7 +220,7 @@ int cmd_lab(int argc, char **argv)
 	o.tcg = tcg;
 	o.vcpus = (unsigned int)vcpus;
 	o.verbose = verbose_inner;
-	if (want_progress()) {
+	if (cli_want_progress()) {
 		o.progress = show_progress;
 		o.progress_ctx = NULL;
 	}

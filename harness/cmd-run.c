@@ -10,18 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DEFAULT_SCENARIO "scenarios/smoke.ini"
-
-/* The default scenario next to the checkout's binary when not run from it. */
-static char *default_scenario(void)
-{
-	g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
-	g_autofree char *dir = exe ? g_path_get_dirname(exe) : NULL;
-
-	if (g_file_test(DEFAULT_SCENARIO, G_FILE_TEST_EXISTS) || !dir)
-		return g_strdup(DEFAULT_SCENARIO);
-	return g_build_filename(dir, "..", DEFAULT_SCENARIO, NULL);
-}
 
 static char *keys_help(void)
 {
@@ -60,12 +48,6 @@ static void show_progress(void *ctx, const struct runner_progress *p)
 	fflush(stderr);
 }
 
-static bool want_progress(void)
-{
-	const char *ci = getenv("CI");
-
-	return isatty(STDERR_FILENO) && !(ci && *ci) && log_get_level() <= LOG_WARN;
-}
 
 /* The matrix the run wrote, as the terminal's final word; harm lines in
  * red on a terminal so they stand out. */
@@ -149,7 +131,7 @@ int cmd_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* A resumed run reads the scenario it started with from RUN_DIR. */
-	scenario_path = argc == 2 ? g_strdup(argv[1]) : resume ? NULL : default_scenario();
+	scenario_path = argc == 2 ? g_strdup(argv[1]) : resume ? NULL : cli_default_scenario();
 	o.scenario = scenario_path;
 	o.results_dir = results;
 	o.resume_dir = resume;
@@ -188,7 +170,7 @@ int cmd_run(int argc, char **argv)
 		o.lab_context = lab_json;
 	}
 	o.kernel_label = label;
-	if (want_progress()) {
+	if (cli_want_progress()) {
 		o.progress = show_progress;
 		o.progress_ctx = NULL;
 	}

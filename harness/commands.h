@@ -31,6 +31,13 @@ COMMAND_LIST(COMMAND_DECL)
 #include <stdbool.h>
 bool cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv);
 
+/* The scenario run and lab take by default: scenarios/smoke.ini here, or
+ * next to the checkout's binary when not run from it. */
+#define DEFAULT_SCENARIO "scenarios/smoke.ini"
+char *cli_default_scenario(void);
+/* A live progress line: stderr is a terminal, not CI, not --verbose/--debug. */
+bool cli_want_progress(void);
+
 /* --junit FILE / --kcidb FILE for run, probe and diff: the entries to add
  * to a command's options, and the writer (base: a baseline whose
  * regressions fail, or NULL). Prints its own error; false on failure. */

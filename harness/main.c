@@ -5,7 +5,9 @@
 #include "results.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct command {
 	const char *name;
@@ -45,6 +47,23 @@ bool cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv)
 	else if (opt_quiet)
 		log_set_level(LOG_ERROR);
 	return true;
+}
+
+char *cli_default_scenario(void)
+{
+	g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+	g_autofree char *dir = exe ? g_path_get_dirname(exe) : NULL;
+
+	if (g_file_test(DEFAULT_SCENARIO, G_FILE_TEST_EXISTS) || !dir)
+		return g_strdup(DEFAULT_SCENARIO);
+	return g_build_filename(dir, "..", DEFAULT_SCENARIO, NULL);
+}
+
+bool cli_want_progress(void)
+{
+	const char *ci = getenv("CI");
+
+	return isatty(STDERR_FILENO) && !(ci && *ci) && log_get_level() <= LOG_WARN;
 }
 
 void cli_reports_add_entries(GOptionContext *ctx, struct cli_reports *r)

@@ -497,8 +497,7 @@ static void check_reachable(const char *dir)
 	}
 }
 
-/* mkdir -p, each directory it creates chmod'ed 0755 whatever the umask. */
-static int mkdir_0755(const char *dir)
+int image_mkdir_public(const char *dir)
 {
 	g_autofree char *parent = NULL;
 	int ret;
@@ -506,26 +505,35 @@ static int mkdir_0755(const char *dir)
 	if (g_file_test(dir, G_FILE_TEST_IS_DIR))
 		return 0;
 	parent = g_path_get_dirname(dir);
-	if (strcmp(parent, dir) && (ret = mkdir_0755(parent)) < 0)
+	if (strcmp(parent, dir) && (ret = image_mkdir_public(parent)) < 0)
 		return ret;
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return pc_fail(errno, "image: cannot create %s: %s", dir, g_strerror(errno));
+		return pc_fail(errno, "cannot create %s: %s", dir, g_strerror(errno));
 	if (chmod(dir, 0755) < 0)
-		return pc_fail(errno, "image: chmod %s: %s", dir, g_strerror(errno));
+		return pc_fail(errno, "chmod %s: %s", dir, g_strerror(errno));
 	return 0;
 }
 
-static void remove_tree(const char *dir)
+/* rm -rf that never follows a symlink. */
+void image_remove_tree(const char *path)
 {
-	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-	const char *n;
+	struct stat st;
 
-	while (d && (n = g_dir_read_name(d))) {
-		g_autofree char *p = g_build_filename(dir, n, NULL);
+	if (lstat(path, &st) < 0)
+		return;
+	if (S_ISDIR(st.st_mode)) {
+		g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+		const char *n;
 
-		unlink(p);
+		while (d && (n = g_dir_read_name(d))) {
+			g_autofree char *p = g_build_filename(path, n, NULL);
+
+			image_remove_tree(p);
+		}
+		rmdir(path);
+	} else {
+		unlink(path);
 	}
-	rmdir(dir);
 }
 
 static int write_manifest(const struct image_info *info, const char *path)
@@ -653,13 +661,13 @@ int image_build(const struct image_options *opt, struct image_info **out)
 
 	if (g_file_test(final, G_FILE_TEST_IS_DIR)) {
 		pc_warn("image: %s is incomplete: rebuilding it", final);
-		remove_tree(final);
+		image_remove_tree(final);
 	}
-	if ((ret = mkdir_0755(out_dir)) < 0)
+	if ((ret = image_mkdir_public(out_dir)) < 0)
 		return ret;
 	check_reachable(out_dir);
 	tmp = g_strdup_printf("%s/.tmp-%s-%d", out_dir, hash, (int)getpid());
-	remove_tree(tmp);
+	image_remove_tree(tmp);
 	if (mkdir(tmp, 0755) < 0 || chmod(tmp, 0755) < 0)
 		return pc_fail(errno, "image: cannot create %s: %s", tmp, g_strerror(errno));
 	info_set_dir(info, tmp);
@@ -692,7 +700,7 @@ int image_build(const struct image_options *opt, struct image_info **out)
 	if (rename(tmp, final) < 0) {
 		int e = errno;
 
-		remove_tree(tmp);
+		image_remove_tree(tmp);
 		info_set_dir(info, final);
 		/* a concurrent build of the same inputs won the race */
 		if ((e == EEXIST || e == ENOTEMPTY) && image_complete(info)) {
@@ -706,6 +714,6 @@ int image_build(const struct image_options *opt, struct image_info **out)
 	*out = g_steal_pointer(&info);
 	return 0;
 fail:
-	remove_tree(tmp);
+	image_remove_tree(tmp);
 	return ret;
 }

@@ -82,6 +82,12 @@ char *image_default_agent(void);
  * $PMUCANARY_CACHE_DIR, else /var/cache/pmucanary as root, else
  * $XDG_CACHE_HOME/pmucanary. */
 char *image_cache_root(void);
+/* mkdir -p, every directory it creates 0755 whatever the umask: QEMU runs
+ * as another user and must traverse the caches. */
+int image_mkdir_public(const char *dir);
+/* rm -rf that never follows a symlink. */
+void image_remove_tree(const char *path);
+
 /* <image_cache_root()>/images. */
 char *image_default_cache_dir(void);
 

@@ -410,45 +410,6 @@ static int ikconfig_load(GBytes *image, const char *who, const char *what, GHash
 
 /* ---- files ---- */
 
-/* mkdir -p, each directory it creates chmod'ed 0755 whatever the umask. */
-static int mkdir_0755(const char *dir)
-{
-	g_autofree char *parent = NULL;
-	int ret;
-
-	if (g_file_test(dir, G_FILE_TEST_IS_DIR))
-		return 0;
-	parent = g_path_get_dirname(dir);
-	if (strcmp(parent, dir) && (ret = mkdir_0755(parent)) < 0)
-		return ret;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return pc_fail(errno, "kernel cache: cannot create %s: %s", dir, g_strerror(errno));
-	if (chmod(dir, 0755) < 0)
-		return pc_fail(errno, "kernel cache: chmod %s: %s", dir, g_strerror(errno));
-	return 0;
-}
-
-/* rm -rf that never follows a symlink. */
-static void remove_tree(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
-		const char *n;
-
-		while (d && (n = g_dir_read_name(d))) {
-			g_autofree char *p = g_build_filename(path, n, NULL);
-
-			remove_tree(p);
-		}
-		rmdir(path);
-	} else {
-		unlink(path);
-	}
-}
 
 /* Directories 0755, files 0644: QEMU reads the image as another user. */
 static int tree_fix_perms(const char *path)
@@ -907,7 +868,7 @@ static int deb_prepare(const char *deb, const char *who, const char *cache_dir, 
 		return pc_fail(EINVAL, "%s: not a regular file", who);
 	if ((ret = file_sha256(deb, who, &sha)) < 0)
 		return ret;
-	if ((ret = mkdir_0755(cache_dir)) < 0)
+	if ((ret = image_mkdir_public(cache_dir)) < 0)
 		return ret;
 	/* no symlink above the destination: SECURE_SYMLINKS would refuse it */
 	if (!(cache = realpath(cache_dir, NULL)))
@@ -947,7 +908,7 @@ static int deb_prepare(const char *deb, const char *who, const char *cache_dir, 
 	if (rename(tmp, final) < 0) {
 		int e = errno;
 
-		remove_tree(tmp);
+		image_remove_tree(tmp);
 		/* a concurrent resolve of the same package won the race */
 		if (!((e == EEXIST || e == ENOTEMPTY) && g_file_test(final, G_FILE_TEST_IS_DIR)))
 			return pc_fail(e, "kernel cache: rename to %s: %s", final, g_strerror(e));
@@ -958,7 +919,7 @@ static int deb_prepare(const char *deb, const char *who, const char *cache_dir, 
 	*dir = g_steal_pointer(&final);
 	return 0;
 fail:
-	remove_tree(tmp);
+	image_remove_tree(tmp);
 	return ret;
 }
 

@@ -15,19 +15,11 @@ set -u
 bin=${PMUCANARY_BIN:-build/pmucanary}
 top=${PMUCANARY_TOP:-.}
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: lab hosts need root (QEMU runs as root for the 9p root share)"; exit 77; }
-virsh -c qemu:///system version >/dev/null 2>&1 ||
-	{ echo "SKIP: libvirtd (qemu:///system) is not running"; exit 77; }
-[ -f /usr/src/linux-source-6.1.tar.xz ] ||
-	{ echo "SKIP: no /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)"; exit 77; }
-command -v jq >/dev/null || { echo "FAIL jq is not installed"; exit 1; }
-
 . "$top/tests/kernels.sh"
-test_kernels_build || { echo "FAIL building the test kernels"; exit 1; }
+lab_suite_setup   # skips without root, libvirtd or the kernel source; builds the kernels
 base=$PMUCANARY_LAB_KERNEL_BASE
 
-work=$(mktemp -d /var/tmp/it_lab_harm.XXXXXX)
-chmod 755 "$work"
+work=$(lab_suite_workdir)
 trap 'rm -rf "$work"' EXIT
 fail=0
 ok() { echo "ok   $*"; }

@@ -47,3 +47,25 @@ test_kernels_build() {
 	export PMUCANARY_LAB_KERNEL_PATCHED=$patched
 	return 0
 }
+
+# For a lab suite (sourced into it): skip (exit 77) without root, libvirtd or
+# the kernel source, fail without jq or when the kernels do not build.
+lab_suite_setup() {
+	[ "$(id -u)" = 0 ] ||
+		{ echo "SKIP: lab hosts need root (QEMU runs as root for the 9p root share)"; exit 77; }
+	virsh -c qemu:///system version >/dev/null 2>&1 ||
+		{ echo "SKIP: libvirtd (qemu:///system) is not running"; exit 77; }
+	[ -f /usr/src/linux-source-6.1.tar.xz ] ||
+		{ echo "SKIP: no /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)"; exit 77; }
+	command -v jq >/dev/null || { echo "FAIL jq is not installed"; exit 1; }
+	test_kernels_build || { echo "FAIL building the test kernels"; exit 1; }
+}
+
+# A work directory a lab host can mount: under /var/tmp (a filesystem with
+# user xattrs; /tmp may be a tmpfs without them), 0755.
+lab_suite_workdir() {
+	local d
+	d=$(mktemp -d "/var/tmp/$(basename "$0" .sh).XXXXXX") || return 1
+	chmod 755 "$d"
+	echo "$d"
+}
