@@ -283,6 +283,7 @@ struct lab {
 	unsigned int judged;
 	gint64 judged_checked_us;
 	gint64 deadline_us;         /* the kernel's --timeout */
+	gint64 kernel_t0_us;        /* when the kernel under way started */
 };
 
 enum boot_end {
@@ -323,7 +324,7 @@ static void progress(struct lab *l, const char *step, unsigned int boot)
 	p.eta_s = -1;
 	if (l->kernels_done) {
 		double per = l->first_kernel_s;
-		double started = l->kr ? l->kr->total_s : 0;
+		double started = l->kernel_t0_us ? (g_get_monotonic_time() - l->kernel_t0_us) / 1e6 : 0;
 
 		p.eta_s = per * (double)(l->o->kernel_count - l->kernels_done) - started;
 		if (p.eta_s < 0)
@@ -759,6 +760,7 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 	json_t *ctx;
 	int e;
 
+	l->kernel_t0_us = t0;
 	l->deadline_us = t0 + (gint64)(o->timeout_s ? o->timeout_s : LAB_DEFAULT_TIMEOUT_S) *
 			      G_USEC_PER_SEC;
 	if (g_mkdir_with_parents(kr->dir, 0755) < 0)
