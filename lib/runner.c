@@ -36,7 +36,6 @@ static const struct {
 	[RUNNER_HARM_HOST_CRASH] = { "host-crash", NULL },
 };
 
-
 bool runner_in_lab_host(void)
 {
 	g_autofree char *cmdline = NULL;
