@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "attr.h"
 #include "enumerate.h"
 #include "log.h"
@@ -132,7 +134,7 @@ static void test_agrees_with_plain_open(void **state)
 	struct prober_stats st;
 
 	if (geteuid() != 0)
-		skip();
+		test_skip("not root: system-wide opens need CAP_PERFMON");
 	assert_int_equal(pmu_set_load(NULL, &pmus), 0);
 	assert_int_equal(enumerate_pairs(pmus, &eo, &pairs), 0);
 	enumerate_cells(pmus, pairs, "k", set);
@@ -199,41 +201,163 @@ static void test_agrees_with_plain_open(void **state)
 	pmu_set_free(pmus);
 }
 
-static void test_fallback_chain_recorded(void **state)
+/* Every profile's chain on an attr the kernel refuses everywhere: an
+ * undefined branch_sample_type bit is EINVAL in perf_copy_attr(), before
+ * any PMU looks at it, so the outcome does not depend on the host. */
+static void test_fallback_every_profile(void **state)
 {
 	g_autoptr(prober) pr = NULL;
 	g_autoptr(GArray) cpus = cpus_online();
 	g_autofree enum outcome *per = g_new0(enum outcome, cpus->len);
-	size_t chains = 0;
+	size_t chains = 0, encoded = 0;
 
 	if (geteuid() != 0)
-		skip();
+		test_skip("not root: system-wide opens need CAP_PERFMON");
 	assert_int_equal(prober_new(NULL, &pr), 0);
-	/* Every profile's chain, on an attr the kernel refuses everywhere. */
 	for (size_t i = 0; i < profile_count(); i++) {
 		const struct profile *p = profile_at(i);
 		struct perf_event_attr a;
 		g_autoptr(results_cell) c = cell_new("k", profile_name(p), "x");
 
 		memset(&a, 0, sizeof(a));
-		if (profile_encode(p, NULL, profile_is_raw(p) ? "cycles[exclude_guest,precise_ip=3]"
-				   : "cycles:ppp", PROFILE_MODE_RECORD, &a) < 0)
-			continue;
-		a.sample_type |= PERF_SAMPLE_BRANCH_STACK; /* refused on any host */
+		/* every profile knows p; perf-3.1 has no G/H, so no H here */
+		assert_int_equal(profile_encode(p, NULL, profile_is_raw(p) ?
+						"cycles[exclude_guest,precise_ip=3]" : "cycles:ppp",
+						PROFILE_MODE_RECORD, &a), 0);
+		encoded++;
+		a.sample_type |= PERF_SAMPLE_BRANCH_STACK;
 		a.branch_sample_type = 1ull << 62;
 		cell_set_attr(c, &a);
 		prober_probe_cell(pr, p, c);
 		assert_true(c->tries->len >= 1 && c->tries->len <= PROBER_MAX_TRIES);
 		assert_null(g_array_index(c->tries, struct cell_try, 0).why);
-		for (unsigned int t = 1; t < c->tries->len; t++) {
+		for (unsigned int t = 0; t < c->tries->len; t++) {
 			const struct cell_try *tr = &g_array_index(c->tries, struct cell_try, t);
 
-			assert_non_null(tr->why);
+			assert_int_equal(tr->outcome, OUTCOME_EINVAL);
 			assert_int_equal(tr->outcome, plain_open(&tr->attr, cpus, -1, per));
+			if (t)
+				assert_non_null(tr->why);
 		}
+		assert_int_equal(c->outcome, OUTCOME_EINVAL);
+		/* raw has no fallbacks; every release retries EINVAL at least
+		 * once (sample_id_all, PERF_FORMAT_LOST or cloexec). */
+		if (profile_is_raw(p))
+			assert_int_equal(c->tries->len, 1);
+		else if (c->tries->len < 2)
+			fail_msg("%s: no fallback taken on EINVAL", profile_name(p));
 		chains += c->tries->len > 1;
 	}
-	print_message("profiles with a fallback taken: %zu\n", chains);
+	assert_int_equal(encoded, profile_count());
+	assert_int_equal(chains, profile_count() - 1);
+}
+
+/* One try as this test expects it, written out by hand from the perf
+ * release the profile stands for. */
+struct chain_step {
+	struct perf_event_attr attr;
+	const char *why;          /* NULL for the first try */
+	enum outcome outcome;
+};
+
+/* Probes want[0].attr under profile and checks every try: attr byte for
+ * byte, why, outcome, and the outcome against a plain open. */
+static void check_chain(struct prober *pr, GArray *cpus, const char *profile,
+			const struct chain_step *want, size_t n)
+{
+	g_autoptr(results_cell) c = cell_new("k", profile, "x");
+	g_autofree enum outcome *per = g_new0(enum outcome, cpus->len);
+	const struct profile *p = profile_find(profile);
+
+	assert_non_null(p);
+	cell_set_attr(c, &want[0].attr);
+	prober_probe_cell(pr, p, c);
+	if (c->tries->len != n)
+		fail_msg("%s: %u tries, want %zu", profile, c->tries->len, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct cell_try *tr = &g_array_index(c->tries, struct cell_try, i);
+
+		if (memcmp(&tr->attr, &want[i].attr, sizeof(tr->attr)) != 0) {
+			g_autofree char *got = attr_to_string(&tr->attr);
+			g_autofree char *exp = attr_to_string(&want[i].attr);
+
+			fail_msg("%s try %zu: attr %s, want %s", profile, i, got, exp);
+		}
+		assert_string_equal(tr->why ? tr->why : "(first)",
+				    want[i].why ? want[i].why : "(first)");
+		assert_int_equal(tr->outcome, want[i].outcome);
+		assert_int_equal(plain_open(&want[i].attr, cpus, -1, per), want[i].outcome);
+	}
+	assert_int_equal(c->outcome, want[n - 1].outcome);
+}
+
+/* The chains themselves, on software events whose errnos are the same on
+ * every host. */
+static void test_fallback_chains_exact(void **state)
+{
+	g_autoptr(prober) pr = NULL;
+	g_autoptr(GArray) cpus = cpus_online();
+	struct perf_event_attr nosup = sw_sampling(PERF_COUNT_SW_TASK_CLOCK);
+	struct perf_event_attr inval = sw_sampling(PERF_COUNT_SW_CPU_CLOCK);
+	struct chain_step s[5];
+
+	if (geteuid() != 0)
+		test_skip("not root: system-wide opens need CAP_PERFMON");
+	assert_int_equal(prober_new(NULL, &pr), 0);
+
+	/* EOPNOTSUPP (software events have no branch stack). Today's perf
+	 * retries once with exclude_guest (evsel__fallback(), 6.13+). */
+	nosup.sample_type |= PERF_SAMPLE_BRANCH_STACK;
+	nosup.branch_sample_type = PERF_SAMPLE_BRANCH_ANY;
+	s[0] = (struct chain_step){ nosup, NULL, OUTCOME_EOPNOTSUPP };
+	s[1] = s[0];
+	s[1].attr.exclude_guest = 1;
+	s[1].why = "EOPNOTSUPP: retry with exclude_guest";
+	check_chain(pr, cpus, "perf-modern", s, 2);
+	/* ... not when H (exclude_host) was given, and perf 6.1 never does:
+	 * the old binary's EOPNOTSUPP stands. */
+	s[0].attr.exclude_host = 1;
+	check_chain(pr, cpus, "perf-modern", s, 1);
+	s[0].attr.exclude_host = 0;
+	check_chain(pr, cpus, "perf-6.1", s, 1);
+
+	/* EINVAL (an undefined read_format bit) with exclude_guest set: perf
+	 * 3.6 record clears exclude_guest/host, then sample_id_all. */
+	inval.read_format = 1ull << 40;
+	inval.exclude_guest = 1;
+	inval.sample_id_all = 1;
+	s[0] = (struct chain_step){ inval, NULL, OUTCOME_EINVAL };
+	s[1] = s[0];
+	s[1].attr.exclude_guest = 0;
+	s[1].why = "missing feature: clear exclude_guest/exclude_host (old kernel)";
+	s[2] = s[1];
+	s[2].attr.sample_id_all = 0;
+	s[2].why = "missing feature: clear sample_id_all (old kernel)";
+	check_chain(pr, cpus, "perf-3.6", s, 3);
+
+	/* Perf 6.1 first drops PERF_FORMAT_LOST, then cloexec (the same attr
+	 * again), then exclude_guest/host, then sample_id_all: the order its
+	 * -vv prints for `perf record -e msr/tsc/` (tests/test_trace.c). */
+	inval.read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST | 1ull << 40;
+	s[0] = (struct chain_step){ inval, NULL, OUTCOME_EINVAL };
+	s[1] = s[0];
+	s[1].attr.read_format = PERF_FORMAT_ID | 1ull << 40;
+	s[1].why = "missing feature: PERF_FORMAT_LOST";
+	s[2] = s[1];
+	s[2].why = "missing feature: switch off cloexec flag (same attr)";
+	s[3] = s[2];
+	s[3].attr.exclude_guest = 0;
+	s[3].why = "missing feature: clear exclude_guest/exclude_host (old kernel)";
+	s[4] = s[3];
+	s[4].attr.sample_id_all = 0;
+	s[4].why = "missing feature: clear sample_id_all (old kernel)";
+	check_chain(pr, cpus, "perf-6.1", s, 5);
+
+	/* Today's perf probes features with a software event: only
+	 * PERF_FORMAT_LOST is retried. raw retries nothing. */
+	s[1].why = "missing feature (probed): PERF_FORMAT_LOST";
+	check_chain(pr, cpus, "perf-modern", s, 2);
+	check_chain(pr, cpus, "raw", s, 1);
 }
 
 static void test_per_task(void **state)
@@ -276,7 +400,8 @@ static void test_emfile_raises_limit(void **state)
 	assert_true(lowest >= 0);
 	close(lowest);
 	if (saved.rlim_max <= (rlim_t)lowest + 1)
-		skip();
+		test_skip("RLIMIT_NOFILE hard limit %llu leaves no room to raise",
+			  (unsigned long long)saved.rlim_max);
 	rl = saved;
 	rl.rlim_cur = lowest;
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
@@ -322,10 +447,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agrees_with_plain_open),
-		cmocka_unit_test(test_fallback_chain_recorded),
+		cmocka_unit_test(test_fallback_every_profile),
+		cmocka_unit_test(test_fallback_chains_exact),
 		cmocka_unit_test(test_per_task),
 		cmocka_unit_test(test_emfile_raises_limit),
 		cmocka_unit_test(test_emfile_is_infra),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return test_run_group(tests, NULL, NULL);
 }
