@@ -197,26 +197,64 @@ static void test_known_errata(void **state)
 	loaded_clear(&l);
 }
 
+/* One run of kernel 3.7.0 on an unknown CPU: cell i is spec "s<i>" under
+ * perf-3.6 with outcome o[i]. */
+static struct result_set *run_with(const enum outcome *o, size_t n)
+{
+	struct result_set *set = result_set_new(RESULTS_KIND_RUN);
+
+	set->kernel = g_strdup("3.7.0");
+	for (size_t i = 0; i < n; i++) {
+		g_autofree char *spec = g_strdup_printf("s%zu", i);
+		struct cell *c = cell_new("3.7.0", "perf-3.6", spec);
+
+		c->outcome = o[i];
+		results_add_cell(set, c);
+	}
+	return set;
+}
+
 static void test_duplicates_merge_worst(void **state)
 {
-	struct loaded l;
-	g_autoptr(matrix) m = NULL;
+	/* Two runs of one kernel on one CPU that disagree: harm beats an
+	 * errno beats OK beats INFRA (no verdict), whichever input comes
+	 * first. The last cell agrees. */
+	static const enum outcome a[] = { OUTCOME_OK, OUTCOME_GUEST_CRASH, OUTCOME_EOPNOTSUPP,
+					  OUTCOME_INFRA, OUTCOME_GUEST_HANG, OUTCOME_EINVAL };
+	static const enum outcome b[] = { OUTCOME_GUEST_CRASH, OUTCOME_OK, OUTCOME_OK,
+					  OUTCOME_OK, OUTCOME_EOPNOTSUPP, OUTCOME_EINVAL };
+	static const enum outcome worst[] = { OUTCOME_GUEST_CRASH, OUTCOME_GUEST_CRASH,
+					      OUTCOME_EOPNOTSUPP, OUTCOME_OK, OUTCOME_GUEST_HANG,
+					      OUTCOME_EINVAL };
+	g_autoptr(result_set) sa = run_with(a, G_N_ELEMENTS(a));
+	g_autoptr(result_set) sb = run_with(b, G_N_ELEMENTS(b));
 
-	/* run-3.7 and probe-3.7 measure the same kernel on the same CPU. */
-	load(&l, "diff", "probe-3.7", "run-3.7", NULL);
-	m = build(&l, NULL);
-	for (guint r = 0; r < m->rows->len; r++)
-		for (guint c = 0; c < m->columns->len; c++) {
-			const struct matrix_cell *mc = matrix_at(m, r, c);
-			const struct matrix_row *row = m->rows->pdata[r];
+	for (int order = 0; order < 2; order++) {
+		const struct result_set *sets[2] = { order ? sb : sa, order ? sa : sb };
+		const char *names[2] = { order ? "b" : "a", order ? "a" : "b" };
+		g_autoptr(matrix) m = NULL;
 
-			if (mc && !strcmp(row->profile, "perf-3.6") &&
-			    !strcmp(m->columns->pdata[c], "cycles:pp")) {
-				assert_int_equal(mc->inputs, 2);
-				assert_int_equal(mc->cell->outcome, OUTCOME_EOPNOTSUPP);
-			}
+		assert_int_equal(matrix_build(sets, names, 2, NULL, &m), 0);
+		assert_int_equal(m->rows->len, 1);
+		assert_int_equal(m->columns->len, G_N_ELEMENTS(worst));
+		for (guint c = 0; c < G_N_ELEMENTS(worst); c++) {
+			const struct matrix_cell *mc = matrix_at(m, 0, c);
+
+			assert_non_null(mc);
+			assert_int_equal(mc->inputs, 2);
+			if (mc->cell->outcome != worst[c])
+				fail_msg("order %d, s%u: %s merged, want %s", order, c,
+					 outcome_name(mc->cell->outcome), outcome_name(worst[c]));
+			/* the source named is the one that gave the shown outcome */
+			assert_int_equal(mc->cell->outcome,
+					 (mc->source == 0 ? sets[0] : sets[1]) == sa ? a[c] : b[c]);
+			assert_int_equal(mc->disagree, a[c] != b[c]);
 		}
-	loaded_clear(&l);
+		assert_int_equal(m->harm, 3);
+		assert_int_equal(m->infra, 0);
+		assert_int_equal(m->count[OUTCOME_EOPNOTSUPP], 1);
+		assert_int_equal(m->count[OUTCOME_OK], 1);
+	}
 }
 
 static void test_text_limitations_and_color(void **state)
@@ -252,9 +290,15 @@ static void test_wrap(void **state)
 	matrix_format_text(m, false, 40, text);
 	assert_non_null(strstr(text->str, "columns 1-"));
 	g_auto(GStrv) lines = g_strsplit(text->str, "\n", -1);
+	unsigned int rows = 0;
+
 	for (char **line = lines; *line; line++)
-		if (g_str_has_prefix(*line, "3.6.11 "))
+		if (g_str_has_prefix(*line, "3.6.11 ")) {
 			assert_true(strlen(*line) <= 40 || !strchr(*line + 30, ' '));
+			rows++;
+		}
+	/* run-3.6's three profiles, each wrapped into more than one block */
+	assert_true(rows > 3);
 	loaded_clear(&l);
 }
 
