@@ -628,7 +628,7 @@ static void fleet_reap_stale(struct fleet *f)
 		unsigned long long start;
 
 		if (!meta)
-			continue; /* not a fleet guest: not ours to judge */
+			continue; /* not a running fleet guest: not ours to judge */
 		p = strstr(meta, "pid='");
 		s = strstr(meta, "start='");
 		if (!p)

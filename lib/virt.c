@@ -249,7 +249,8 @@ void virt_domain_free(virDomainPtr dom)
 int virt_domains_list(virConnectPtr conn, const char *prefix, GPtrArray **out)
 {
 	virDomainPtr *doms = NULL;
-	int n = virConnectListAllDomains(conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+	int n = virConnectListAllDomains(conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE |
+					 VIR_CONNECT_LIST_DOMAINS_INACTIVE);
 	GPtrArray *arr;
 
 	if (n < 0)

@@ -39,7 +39,8 @@ const char *virt_domain_name(virDomainPtr dom);
 /* The domain's UUID as text into buf (VIR_UUID_STRING_BUFLEN); "" on error. */
 void virt_domain_uuid(virDomainPtr dom, char *buf);
 void virt_domain_free(virDomainPtr dom);
-/* Running domains whose name starts with prefix (virDomainPtr, owned). */
+/* Domains whose name starts with prefix, running or only defined
+ * (virDomainPtr, owned). */
 int virt_domains_list(virConnectPtr conn, const char *prefix, GPtrArray **out);
 /* <metadata> element of namespace uri, or NULL (no pc_fail) when absent. */
 char *virt_domain_metadata(virDomainPtr dom, const char *uri);
