@@ -112,6 +112,23 @@ static void test_parse_nul(void **state)
 	assert_int_equal(hb_parse_line("\0", 1, &m, &why), -EINVAL);
 }
 
+/* The bound is the whole line: HB_MAX_LINE - 1 bytes of KMSG parse (the
+ * reader adds the '\n'), HB_MAX_LINE bytes are too long for the text buffer. */
+static void test_parse_length_bound(void **state)
+{
+	char line[HB_MAX_LINE + 1];
+	const char *head = "KMSG v=1 seq=1 text=";
+	struct hb_msg m;
+	enum hb_reject why = HB_REJECT_COUNT;
+
+	memset(line, 'x', sizeof(line));
+	memcpy(line, head, strlen(head));
+	assert_int_equal(hb_parse_line(line, HB_MAX_LINE - 1, &m, &why), 0);
+	assert_int_equal(strlen(m.text), HB_MAX_LINE - 1 - strlen(head));
+	assert_int_equal(hb_parse_line(line, HB_MAX_LINE, &m, &why), -EINVAL);
+	assert_int_equal(hb_parse_line(line, HB_MAX_LINE + 1, &m, &why), -EINVAL);
+}
+
 static void test_parse_fields(void **state)
 {
 	struct hb_msg m;
@@ -303,10 +320,12 @@ static void test_guest_verdicts(void **state)
 	hb_guest_init(&g, 500000, true, 0);
 	feed(&g, 100, &v, HB(1, BOOT_A, 10, 1, "ok", 0));
 	feed(&g, 200, &v, HB(2, BOOT_A, 20, 2, "ok", 0));
-	/* reboot: boot id changes */
-	feed(&g, 300, &v, HB(1, BOOT_B, 5, 0, "ok", 0));
+	/* reboot: boot id changes; its first heartbeats may be lost, so the
+	 * sequence number need not restart at 1 */
+	feed(&g, 300, &v, HB(3, BOOT_B, 5, 0, "ok", 0));
 	assert_int_equal(v.n, 1);
 	assert_int_equal(v.kind[0], OUTCOME_GUEST_REBOOT);
+	assert_non_null(strstr(v.ev[0], "boot id changed"));
 	assert_non_null(strstr(v.ev[0], BOOT_B));
 	/* same boot id, seq back to 1: the agent restarted */
 	feed(&g, 400, &v, HB(2, BOOT_B, 6, 1, "ok", 0));
@@ -385,6 +404,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_table),
 		cmocka_unit_test(test_parse_nul),
+		cmocka_unit_test(test_parse_length_bound),
 		cmocka_unit_test(test_parse_fields),
 		cmocka_unit_test(test_guest_lab_line),
 		cmocka_unit_test(test_reader_split_and_oversize),

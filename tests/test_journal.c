@@ -136,6 +136,29 @@ static void test_open_batch_and_truncated(void **state)
 	assert_string_equal(journal_replay_batch(r2, 1)->outcome, "HOST_CRASH");
 }
 
+/* A lab host's outer harness says how the host went down (journal_host_down);
+ * the open batch keeps that word for the resume, and nothing else does. */
+static void test_host_down(void **state)
+{
+	struct fixture *f = *state;
+	g_autoptr(journal_replay) r = NULL;
+	g_autoptr(journal) j = NULL;
+	const struct journal_batch *b;
+
+	write_run(f->dir, false);
+	assert_int_equal(journal_reopen(f->dir, &j), 0);
+	assert_int_equal(journal_host_down(j, 1, "HOST_HANG", "no LAB line for 600 s"), 0);
+	assert_int_equal(journal_host_down(j, 1, "GUEST_CRASH", "x"), -EINVAL);
+	assert_int_equal(journal_read(f->dir, &r), 0);
+	b = journal_replay_open_batch(r);
+	assert_non_null(b);
+	assert_int_equal(b->id, 1);
+	assert_false(b->judged);
+	assert_string_equal(b->down_outcome, "HOST_HANG");
+	assert_string_equal(b->down_evidence, "no LAB line for 600 s");
+	assert_null(journal_replay_batch(r, 0)->down_outcome);
+}
+
 static void test_nul_tail(void **state)
 {
 	struct fixture *f = *state;
@@ -195,6 +218,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_batch_and_truncated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_down, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nul_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_in_middle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_semantic_errors, setup, teardown),
