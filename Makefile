@@ -74,9 +74,15 @@ check:
 lab-check: all
 	@tests/run-tests $(BUILD) lab
 
+# Plants each bug of tests/mutants.list in a copy of the tree and runs the
+# suites that should catch it; MUTANTS_ARGS=--integration adds the ones only
+# real guests catch. Not part of `make check`: it rebuilds once per mutant.
+mutants:
+	@tests/mutants.sh $(MUTANTS_ARGS)
+
 bench: all $(BENCH_BIN)
 
 clean:
 	rm -rf build build-san
 
-.PHONY: all unit integration check lab-check bench clean
+.PHONY: all unit integration check lab-check mutants bench clean
