@@ -8,6 +8,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
+#include "attr.h"
 #include "journal.h"
 #include "log.h"
 #include "perfev.h"
@@ -23,23 +26,90 @@ struct fake {
 	unsigned int marks, restarts, selftests, judges;
 	int fail_judge_at;   /* the Nth judge returns an error (INFRA); 0: never */
 	bool harm_baseline;
+	/* What was armed, seen from outside the runner: at each mark the
+	 * journal's last line must be the batch's "arm" line (the journal is
+	 * written before arming). */
+	char *run_dir;
+	unsigned int arm_marks;
+	GArray *batches;     /* unsigned int: batch ids armed, in order */
+	GHashTable *arms;    /* attr key -> times armed (GUINT_TO_POINTER) */
 };
+
+static void fake_init(struct fake *f)
+{
+	f->batches = g_array_new(FALSE, FALSE, sizeof(unsigned int));
+	f->arms = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+}
+
+static void fake_clear(struct fake *f)
+{
+	g_free(f->run_dir);
+	if (f->batches)
+		g_array_unref(f->batches);
+	if (f->arms)
+		g_hash_table_unref(f->arms);
+}
+
+static unsigned int arms_of(const struct fake *f, const char *key)
+{
+	return GPOINTER_TO_UINT(g_hash_table_lookup(f->arms, key));
+}
+
+static bool batch_armed(const struct fake *f, unsigned int id)
+{
+	for (guint i = 0; i < f->batches->len; i++)
+		if (g_array_index(f->batches, unsigned int, i) == id)
+			return true;
+	return false;
+}
 
 static int f_start(void *ctx, const struct scenario *s, const char *run_dir, json_t **info)
 {
 	struct fake *f = ctx;
 
 	f->started = true;
+	g_free(f->run_dir);
+	f->run_dir = g_strdup(run_dir);
 	*info = json_pack("{s:i}", "guests", (int)s->guests);
 	return 0;
+}
+
+/* The journal's last complete line, parsed. */
+static json_t *journal_last_line(const char *run_dir)
+{
+	g_autofree char *path = g_build_filename(run_dir, JOURNAL_FILE, NULL);
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	const char *last = NULL;
+
+	assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++)
+		if (**l)
+			last = *l;
+	assert_non_null(last);
+	return json_loads(last, 0, NULL);
 }
 
 static int f_mark(void *ctx)
 {
 	struct fake *f = ctx;
+	json_t *line = f->arms && f->run_dir ? journal_last_line(f->run_dir) : NULL;
 
 	f->marks++;
 	f->harmed_since_mark = false;
+	if (line && !g_strcmp0(json_string_value(json_object_get(line, "step")), "arm")) {
+		unsigned int id = (unsigned int)json_integer_value(json_object_get(line, "batch"));
+		size_t i;
+		json_t *k;
+
+		f->arm_marks++;
+		g_array_append_val(f->batches, id);
+		json_array_foreach(json_object_get(line, "keys"), i, k)
+			g_hash_table_replace(f->arms, g_strdup(json_string_value(k)),
+					     GUINT_TO_POINTER(arms_of(f, json_string_value(k)) + 1));
+	}
+	json_decref(line);
 	return 0;
 }
 
@@ -86,6 +156,7 @@ static struct runner_guests fake_guests(struct fake *f)
 
 struct fixture {
 	char *dir, *scenario;
+	char *refused;   /* why system-wide perf events are refused here, or NULL */
 };
 
 static int setup(void **state)
@@ -95,13 +166,17 @@ static int setup(void **state)
 				     .config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 100000 };
 	int fd = perfev_open(&a, -1, 0, -1, 0);
 
-	if (fd < 0) {
-		print_message("system-wide perf events refused: skipping\n");
-		g_free(fx);
-		return -1;
-	}
-	close(fd);
+	/* Not root and perf_event_paranoid > 0: the tests that arm skip (a
+	 * setup cannot skip in cmocka 1.1.5, it can only fail). */
+	if (fd == -EACCES || fd == -EPERM)
+		fx->refused = g_strdup_printf("system-wide perf events refused (%s): not root "
+					      "and perf_event_paranoid > 0", strerror(-fd));
+	else if (fd < 0)
+		fail_msg("system-wide cpu-clock: %s", strerror(-fd));
+	else
+		close(fd);
 	fx->dir = g_dir_make_tmp("test_runner-XXXXXX", NULL);
+	assert_non_null(fx->dir);
 	fx->scenario = g_build_filename(fx->dir, "tiny.ini", NULL);
 	assert_true(g_file_set_contents(fx->scenario,
 		"[sweep]\n"
@@ -122,8 +197,19 @@ static int teardown(void **state)
 	assert_int_equal(system(cmd), 0);
 	g_free(fx->dir);
 	g_free(fx->scenario);
+	g_free(fx->refused);
 	g_free(fx);
 	return 0;
+}
+
+/* The fixture of a test that arms events: skips where that is refused. */
+static struct fixture *armed_fixture(void **state)
+{
+	struct fixture *fx = *state;
+
+	if (fx->refused)
+		test_skip("%s", fx->refused);
+	return fx;
 }
 
 static struct runner_opts opts_for(struct fixture *fx)
@@ -145,9 +231,19 @@ static struct result_set *read_run(const char *run_dir)
 	return set;
 }
 
+/* The key the runner arms a cell's attr under: the last try's attr (the
+ * one that opened after fallbacks), as the journal spells it. */
+static char *cell_key(const struct cell *c)
+{
+	const struct perf_event_attr *a = c->tries->len ?
+		&g_array_index(c->tries, struct cell_try, c->tries->len - 1).attr : &c->attr;
+
+	return attr_to_string(a);
+}
+
 static void test_clean_run(void **state)
 {
-	struct fixture *fx = *state;
+	struct fixture *fx = armed_fixture(state);
 	struct fake f = { 0 };
 	struct runner_guests g = fake_guests(&f);
 	struct runner_opts o = opts_for(fx);
@@ -173,12 +269,14 @@ static void test_clean_run(void **state)
 
 static void test_selftest_harm(void **state)
 {
-	struct fixture *fx = *state;
+	struct fixture *fx = armed_fixture(state);
 	struct fake f = { 0 };
 	struct runner_guests g = fake_guests(&f);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep;
 	g_autoptr(result_set) set = NULL;
+	g_autoptr(GHashTable) selftest_keys = g_hash_table_new_full(g_str_hash, g_str_equal,
+								     g_free, NULL);
 	unsigned int harmed = 0;
 
 	o.selftest_spec = "cpu-clock:u";
@@ -199,46 +297,85 @@ static void test_selftest_harm(void **state)
 			assert_int_equal(c->outcome, OUTCOME_GUEST_CRASH);
 			assert_int_equal(c->k, 2);
 			assert_int_equal(c->n, 2);
+			g_hash_table_add(selftest_keys, cell_key(c));
 			harmed++;
-		} else if (c->outcome == OUTCOME_GUEST_CRASH) {
-			/* another spec that encodes to the very same attr */
-			assert_true(c->has_attr);
 		}
 	}
 	assert_int_equal(harmed, 2); /* both profiles */
+	/* Other specs crash only where they arm the very same attr. */
+	for (guint i = 0; i < set->cells->len; i++) {
+		const struct cell *c = set->cells->pdata[i];
+		g_autofree char *key = c->has_attr ? cell_key(c) : NULL;
+		bool same = key && g_hash_table_contains(selftest_keys, key);
+
+		if (same != (c->outcome == OUTCOME_GUEST_CRASH))
+			fail_msg("%s %s: %s", c->profile, c->spec, outcome_name(c->outcome));
+	}
 	runner_report_clear(&rep);
 }
 
 static void test_infra_and_resume(void **state)
 {
-	struct fixture *fx = *state;
+	struct fixture *fx = armed_fixture(state);
 	struct fake f = { .fail_judge_at = 4 }, f2 = { 0 };
 	struct runner_guests g = fake_guests(&f), g2 = fake_guests(&f2);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep, rep2;
 	g_autoptr(journal_replay) jr = NULL;
+	unsigned int judged = 0, judged_ok = 0;
 
+	fake_init(&f2);
 	o.selftest_spec = "page-faults:k";
 	assert_int_equal(runner_run(&o, &g, &rep), 0);
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_INFRA);
 	assert_int_equal(journal_read(rep.run_dir, &jr), 0);
 	/* the baseline was judge 1; batches 0, 1 judged, batch 2 failed */
 	assert_non_null(jr->baseline);
+	assert_int_equal(jr->batches->len, 3);
 
 	o.resume_dir = rep.run_dir;
 	if (runner_run(&o, &g2, &rep2))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep2.verdict, RUNNER_VERDICT_HARM);
-	/* judged batches were not armed again: fewer marks than rounds */
-	assert_true(f2.marks < rep2.rounds);
 	assert_string_equal(rep2.run_id, rep.run_id);
+	/* Judged batches are answered from the journal: neither the batch
+	 * nor, when it was clean, any of its attrs is armed again. The one
+	 * given up as INFRA is. No baseline either: the journal has it. */
+	for (guint i = 0; i < jr->batches->len; i++) {
+		const struct journal_batch *b = jr->batches->pdata[i];
+
+		assert_int_equal(b->id, i);
+		if (!b->judged || !strcmp(b->outcome, "INFRA")) {
+			assert_int_equal(b->id, 2);
+			assert_true(batch_armed(&f2, b->id));
+			continue;
+		}
+		judged++;
+		if (batch_armed(&f2, b->id))
+			fail_msg("batch %u, judged %s before the resume, armed again", b->id,
+				 b->outcome);
+		if (strcmp(b->outcome, "OK"))
+			continue;
+		judged_ok++;
+		for (guint k = 0; k < b->keys->len; k++)
+			if (arms_of(&f2, b->keys->pdata[k]))
+				fail_msg("%s of clean batch %u armed %u times on resume",
+					 (char *)b->keys->pdata[k], b->id,
+					 arms_of(&f2, b->keys->pdata[k]));
+	}
+	assert_int_equal(judged, 2);
+	assert_true(judged_ok >= 1);
+	assert_int_equal(f2.marks, f2.arm_marks);
+	/* every round was either replayed or armed, never both */
+	assert_int_equal(rep2.rounds, judged + f2.batches->len);
 	runner_report_clear(&rep);
 	runner_report_clear(&rep2);
+	fake_clear(&f2);
 }
 
 static void test_host_crash_on_resume(void **state)
 {
-	struct fixture *fx = *state;
+	struct fixture *fx = armed_fixture(state);
 	struct fake f = { 0 }, f2 = { 0 };
 	struct runner_guests g = fake_guests(&f), g2 = fake_guests(&f2);
 	struct runner_opts o = opts_for(fx);
@@ -246,8 +383,11 @@ static void test_host_crash_on_resume(void **state)
 	g_autofree char *jpath = NULL, *text = NULL;
 	g_autoptr(GString) cut = g_string_new(NULL);
 	g_autoptr(result_set) set = NULL;
-	bool host_crash = false;
+	g_autoptr(GHashTable) open_keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GPtrArray) clean_keys = g_ptr_array_new_with_free_func(g_free);
+	unsigned int host_crash = 0;
 
+	fake_init(&f2);
 	if (runner_run(&o, &g, &rep))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_CLEAN);
@@ -256,18 +396,34 @@ static void test_host_crash_on_resume(void **state)
 	assert_true(g_file_get_contents(jpath, &text, NULL, NULL));
 	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
 	for (guint i = 0; lines[i] && lines[i][0]; i++) {
-		if (strstr(lines[i], "\"step\":\"arm\"") && strstr(lines[i], "\"batch\":1,")) {
+		json_t *line = json_loads(lines[i], 0, NULL);
+		const char *step = json_string_value(json_object_get(line, "step"));
+		json_int_t batch = json_integer_value(json_object_get(line, "batch"));
+		size_t k;
+		json_t *key;
+
+		assert_non_null(line);
+		if (!g_strcmp0(step, "arm") && batch == 0)
+			json_array_foreach(json_object_get(line, "keys"), k, key)
+				g_ptr_array_add(clean_keys, g_strdup(json_string_value(key)));
+		if (!g_strcmp0(step, "arm") && batch == 1) {
 			/* armed in an earlier boot of the host: it went down */
 			g_autofree char *boot = g_strdup_printf("\"boot\":\"%s\"", journal_boot_id());
 			g_auto(GStrv) parts = g_strsplit(lines[i], boot, 2);
 			g_autofree char *other = g_strjoinv("\"boot\":\"an-earlier-boot\"", parts);
 
+			json_array_foreach(json_object_get(line, "keys"), k, key)
+				g_hash_table_add(open_keys, g_strdup(json_string_value(key)));
+			json_decref(line);
 			assert_non_null(strstr(other, "an-earlier-boot"));
 			g_string_append_printf(cut, "%s\n", other);
 			break;
 		}
+		json_decref(line);
 		g_string_append_printf(cut, "%s\n", lines[i]);
 	}
+	assert_true(clean_keys->len > 0);
+	assert_true(g_hash_table_size(open_keys) > 0);
 	g_string_append(cut, "{\"step\":\"judged\",\"ba"); /* torn write */
 	assert_true(g_file_set_contents(jpath, cut->str, -1, NULL));
 
@@ -275,17 +431,37 @@ static void test_host_crash_on_resume(void **state)
 	if (runner_run(&o, &g2, &rep2))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep2.verdict, RUNNER_VERDICT_HARM);
+	/* The open batch is the culprit: its attrs together, since no part of
+	 * it harms again with the host up. */
+	assert_int_equal(rep2.culprits, 1);
 	set = read_run(rep2.run_dir);
-	for (guint i = 0; i < set->cells->len; i++)
-		host_crash |= ((struct cell *)set->cells->pdata[i])->outcome == OUTCOME_HOST_CRASH;
-	assert_true(host_crash);
+	for (guint i = 0; i < set->cells->len; i++) {
+		const struct cell *c = set->cells->pdata[i];
+		g_autofree char *key = c->has_attr ? cell_key(c) : NULL;
+		bool in_open = key && g_hash_table_contains(open_keys, key);
+
+		/* exactly the cells whose attr was in the open batch */
+		if (in_open != (c->outcome == OUTCOME_HOST_CRASH))
+			fail_msg("%s %s (%s): %s", c->profile, c->spec, key ? key : "no attr",
+				 outcome_name(c->outcome));
+		host_crash += c->outcome == OUTCOME_HOST_CRASH;
+	}
+	assert_true(host_crash >= g_hash_table_size(open_keys));
+	/* batch 0, judged clean before the host went down, is not armed
+	 * again, nor is batch 1 as such */
+	assert_false(batch_armed(&f2, 0));
+	assert_false(batch_armed(&f2, 1));
+	for (guint k = 0; k < clean_keys->len; k++)
+		assert_int_equal(arms_of(&f2, clean_keys->pdata[k]), 0);
+	assert_int_equal(f2.marks, f2.arm_marks);
 	runner_report_clear(&rep);
 	runner_report_clear(&rep2);
+	fake_clear(&f2);
 }
 
 static void test_baseline_harm_is_infra(void **state)
 {
-	struct fixture *fx = *state;
+	struct fixture *fx = armed_fixture(state);
 	struct fake f = { .harm_baseline = true };
 	struct runner_guests g = fake_guests(&f);
 	struct runner_opts o = opts_for(fx);
@@ -340,5 +516,5 @@ int main(void)
 	};
 
 	log_set_level(LOG_ERROR);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return test_run_group(tests, NULL, NULL);
 }
