@@ -89,8 +89,8 @@ check same-name 2 "both named '$release'" lab --kernel "$vmlinuz" --kernel "$rel
 check bad-base 2 "--base nosuch: no --kernel is named so" lab --kernel "$vmlinuz" --base nosuch
 check bad-name 2 "" lab --kernel "$vmlinuz:bad/name"
 check modules-first 2 "--modules /x: give it after the --kernel it belongs to" \
-	"$bin" lab --modules /x --kernel "$vmlinuz"
-check no-kernel 2 "give at least one --kernel" "$bin" lab
+	"$bin" lab --results "$results" --modules /x --kernel "$vmlinuz"
+check no-kernel 2 "give at least one --kernel" "$bin" lab --results "$results"
 check short-k 2 "--kernel $tmp/notakernel: not a kernel image" lab -k "$tmp/notakernel"
 check k-then-config 2 "--config $tmp/nope.config" lab -k "$vmlinuz" --config "$tmp/nope.config"
 check relative-perf 2 "give an absolute path" lab --kernel "$vmlinuz" --perf-binary perf
