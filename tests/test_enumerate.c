@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "enumerate.h"
 #include "log.h"
 #include "spec.h"
@@ -33,21 +35,45 @@ static int teardown(void **state)
 	return 0;
 }
 
-static size_t strv_len0(const char *const *v)
-{
-	size_t n = 0;
+/* Counts written out by hand, so that a bug shared by enumerate.c and
+ * these tests cannot cancel out. Generic events, perf's tables
+ * (event_symbols_hw/sw, evsel__hw_cache_stat):
+ *   hardware 10: cpu-cycles instructions cache-references cache-misses
+ *     branch-instructions branch-misses bus-cycles stalled-cycles-frontend
+ *     stalled-cycles-backend ref-cycles
+ *   software 12: cpu-clock task-clock page-faults context-switches
+ *     cpu-migrations minor-faults major-faults alignment-faults
+ *     emulation-faults dummy bpf-output cgroup-switches
+ *   cache 32: ops per type L1-dcache 3 (load store prefetch), L1-icache 2
+ *     (load prefetch), LLC 3, dTLB 3, iTLB 1, branch 1, node 3 = 16 ops,
+ *     each as accesses and misses
+ * The fixture tests/data/sysfs-enum adds 5: cpu/cpu-cycles/,
+ * cpu/instructions/, cpu/mem-loads/, msr/aperf/, msr/tsc/. */
+#define N_HW 10
+#define N_SW 12
+#define N_CACHE 32
+#define N_EVENTS (N_HW + N_SW + N_CACHE + 5)
 
-	while (v && v[n])
-		n++;
-	return n;
-}
-
-static size_t generic_count(void)
-{
-	return strv_len0(spec_generic_names(SPEC_KIND_GENERIC_HW)) +
-	       strv_len0(spec_generic_names(SPEC_KIND_SOFTWARE)) +
-	       strv_len0(spec_generic_names(SPEC_KIND_GENERIC_CACHE));
-}
+/* Modifier strings per event and profile (enumerate.h): base 128 = 8 u/k/h
+ * subsets x 4 G/H subsets x 4 precise levels, G/H swept even where the
+ * release lacks them; each later letter + 16 (alone, x 4 G/H x 4 p). raw:
+ * 64 exclude-bit subsets x 4 precise_ip = 256. In profile table order. */
+static const struct {
+	const char *profile;
+	size_t per_event;
+} per_profile[] = {
+	{ "perf-3.1", 128 },              /* ukhp */
+	{ "perf-3.6", 128 },              /* ukhpGH */
+	{ "perf-3.7", 128 },
+	{ "perf-3.8", 128 },
+	{ "perf-3.12", 128 + 2 * 16 },    /* + S D */
+	{ "perf-4.8", 128 + 4 * 16 },     /* + P S D I */
+	{ "perf-4.19", 128 + 5 * 16 },    /* + W */
+	{ "perf-5.9", 128 + 5 * 16 },
+	{ "perf-6.1", 128 + 7 * 16 },     /* + e b */
+	{ "perf-modern", 128 + 9 * 16 },  /* + R X */
+	{ "raw", 256 },
+};
 
 static GPtrArray *mods(const char *known, bool full)
 {
@@ -153,7 +179,7 @@ static void test_events(void **state)
 	assert_int_equal(ret, 0);
 	/* cpu: cpu-cycles, instructions, mem-loads (not .scale/.unit, not the
 	 * '?' event); msr: aperf, tsc; nothing from tracepoint/uprobe/breakpoint. */
-	assert_int_equal(all->len, generic_count() + 5);
+	assert_int_equal(all->len, N_EVENTS);
 	assert_true(has_event(all, "cpu/mem-loads/"));
 	assert_true(has_event(all, "msr/tsc/"));
 	assert_false(has_event(all, "cpu/offcore-any/"));
@@ -164,7 +190,7 @@ static void test_events(void **state)
 	assert_int_equal(m->len, 2);
 	s = events_with(sw, NULL, &ret);
 	assert_int_equal(ret, 0);
-	assert_int_equal(s->len, strv_len0(spec_generic_names(SPEC_KIND_SOFTWARE)));
+	assert_int_equal(s->len, N_SW);
 	c = events_with(NULL, cyc, &ret);
 	assert_int_equal(ret, 0);
 	assert_int_equal(c->len, 2);
@@ -187,31 +213,33 @@ static void test_events(void **state)
 	assert_int_equal(ret, -EINVAL);
 }
 
-/* Modifier strings per event for profile p. */
-static size_t per_event(const struct profile *p, bool full)
-{
-	g_autoptr(GPtrArray) m = NULL;
-
-	if (profile_is_raw(p))
-		return 256;
-	m = mods(profile_modifiers(p), full);
-	return m->len;
-}
-
 static void test_pair_counts(void **state)
 {
 	struct enumerate_opts o = { 0 };
 	g_autoptr(GPtrArray) pairs = NULL;
-	size_t nev = generic_count() + 5, expect = 0;
-	bool have_raw = false;
+	size_t total = 0;
 
-	for (size_t i = 0; i < profile_count(); i++) {
-		expect += per_event(profile_at(i), false) * nev;
-		have_raw |= profile_is_raw(profile_at(i));
+	assert_int_equal(profile_count(), G_N_ELEMENTS(per_profile));
+	for (size_t i = 0; i < G_N_ELEMENTS(per_profile); i++) {
+		assert_string_equal(profile_name(profile_at(i)), per_profile[i].profile);
+		total += per_profile[i].per_event;
 	}
-	assert_true(have_raw);
+	assert_int_equal(total, 2048);
+	/* profile-major: each profile's pairs in one run, in table order */
 	assert_int_equal(enumerate_pairs(pmus, &o, &pairs), 0);
-	assert_int_equal(pairs->len, expect);
+	assert_int_equal(pairs->len, 2048 * N_EVENTS);
+	for (size_t i = 0, at = 0; i < G_N_ELEMENTS(per_profile); i++) {
+		size_t n = per_profile[i].per_event * N_EVENTS;
+
+		for (size_t k = at; k < at + n; k++) {
+			const struct enumerate_pair *pr = pairs->pdata[k];
+
+			if (strcmp(profile_name(pr->profile), per_profile[i].profile))
+				fail_msg("pair %zu: %s %s, want profile %s", k,
+					 profile_name(pr->profile), pr->spec, per_profile[i].profile);
+		}
+		at += n;
+	}
 	g_clear_pointer(&pairs, g_ptr_array_unref);
 
 	{
@@ -225,12 +253,23 @@ static void test_pair_counts(void **state)
 		g_clear_pointer(&pairs, g_ptr_array_unref);
 	}
 	{
-		const char *prof[] = { profile_name(profile_at(0)), NULL };
+		/* full for perf-3.1: every subset of u k h G H x 4 p = 2^5 x 4 */
+		const char *prof[] = { "perf-3.1", NULL };
 		const char *ev[] = { "cpu-clock", NULL };
 		struct enumerate_opts f = { .profiles = prof, .events = ev, .full = true };
 
 		assert_int_equal(enumerate_pairs(pmus, &f, &pairs), 0);
-		assert_int_equal(pairs->len, per_event(profile_at(0), true));
+		assert_int_equal(pairs->len, 128);
+		g_clear_pointer(&pairs, g_ptr_array_unref);
+	}
+	{
+		/* full for perf-6.1: u k h G H + 7 later letters = 12, 2^12 x 4 */
+		const char *prof[] = { "perf-6.1", NULL };
+		const char *ev[] = { "cpu-clock", NULL };
+		struct enumerate_opts f = { .profiles = prof, .events = ev, .full = true };
+
+		assert_int_equal(enumerate_pairs(pmus, &f, &pairs), 0);
+		assert_int_equal(pairs->len, 4096 * 4);
 		g_clear_pointer(&pairs, g_ptr_array_unref);
 	}
 	{
@@ -283,5 +322,5 @@ int main(void)
 		cmocka_unit_test(test_pair_counts),
 		cmocka_unit_test(test_cells),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return test_run_group(tests, setup, teardown);
 }
