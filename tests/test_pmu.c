@@ -4,13 +4,16 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "pmu.h"
 #include "log.h"
 
 #include <errno.h>
-#include <string.h>
-
+#include <linux/perf_event.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static const char *fixture(void)
 {
@@ -113,14 +116,18 @@ static void test_real_sysfs(void **state)
 	g_autoptr(pmu_set) set = NULL;
 	const struct pmu *sw, *msr;
 
+	/* No sysfs PMUs at all is the environment; failing to read them is
+	 * pmu.c's failure. Every kernel with perf events has "software". */
+	if (access("/sys/bus/event_source/devices/software", F_OK) != 0)
+		test_skip("no /sys/bus/event_source/devices/software here");
 	if (pmu_set_load(NULL, &set) < 0)
-		skip();
+		fail_msg("pmu_set_load: %s", pc_errmsg());
 	sw = pmu_set_find(set, "software");
-	if (sw)
-		assert_int_equal(sw->type, 1);
+	assert_non_null(sw);
+	assert_int_equal(sw->type, PERF_TYPE_SOFTWARE);
 	msr = pmu_set_find(set, "msr");
 	if (!msr)
-		return;
+		test_skip("no msr PMU (x86 only)");
 	assert_non_null(pmu_find_event(msr, "tsc"));
 	assert_non_null(pmu_find_format(msr, "event"));
 }
@@ -134,5 +141,5 @@ int main(void)
 		cmocka_unit_test(test_format_apply),
 		cmocka_unit_test(test_real_sysfs),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return test_run_group(tests, NULL, NULL);
 }
