@@ -45,6 +45,8 @@ static void test_json_round_trip(void **state)
 	a.branch_sample_type = 0xffffffffffffffffULL; /* beyond JSON's int64 */
 	json_t *j = attr_to_json(&a);
 	assert_int_equal(attr_from_json(j, &b), 0);
+	/* byte for byte, not only as attr_equal (under test here too) sees it */
+	assert_memory_equal(&a, &b, sizeof(a));
 	assert_true(attr_equal(&a, &b));
 	assert_int_equal(attr_hash(&a), attr_hash(&b));
 	json_decref(j);

@@ -89,7 +89,7 @@ static void test_fixture_pmus(void **state)
 	struct pmu_set *pmus = NULL;
 	json_t *fp = NULL, *p;
 	size_t i;
-	bool saw_cpu = false;
+	bool saw_cpu = false, saw_msr = false;
 
 	assert_int_equal(pmu_set_load(root, &pmus), 0);
 	assert_int_equal(fingerprint_collect(pmus, &fp), 0);
@@ -105,10 +105,13 @@ static void test_fixture_pmus(void **state)
 			assert_string_equal(json_string_value(json_object_get(
 				json_object_get(p, "formats"), "umask")), "config:8-15");
 		}
-		if (!strcmp(name, "msr"))
+		if (!strcmp(name, "msr")) {
+			saw_msr = true;
 			assert_int_equal(json_integer_value(json_object_get(p, "events")), 2);
+		}
 	}
 	assert_true(saw_cpu);
+	assert_true(saw_msr);
 	json_decref(fp);
 	pmu_set_free(pmus);
 }
