@@ -19,7 +19,9 @@ elif [ -w /dev/kvm ] && { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_a
 else
 	accel=tcg
 fi
-if [ "$accel" = kvm ]; then boot_timeout=30; step=5; else boot_timeout=90; step=15; fi
+# Deadlines for events, not speed bounds: TCG on a loaded 2-core machine can
+# take many times its idle figure (bench/ measures speed).
+if [ "$accel" = kvm ]; then boot_timeout=60; step=15; else boot_timeout=120; step=30; fi
 
 tmp=$(mktemp -d /tmp/pmucanary-it-agent.XXXXXX)
 chmod 755 "$tmp"
@@ -118,10 +120,14 @@ send "bogus command"
 
 send "selftest hang"
 expect '^ACK v=1 seq=[0-9]+ cmd=selftest$' "$step" || fail "no ACK for hang"
-# lines already queued before the hang took effect
-for _ in $(seq 1 10); do IFS= read -r -t 0.1 -u 3 l && echo "$l" >> "$tmp/port.log"; done
-if IFS= read -r -t 1.5 -u 3 l; then fail "heartbeat after selftest hang: $l"; fi
+# The heartbeats stop: within $step s, 3 s (60 intervals) without a line.
+# Lines queued before the hang took effect may arrive first, however late.
+quiet= end=$(( $(date +%s) + step ))
+while [ "$(date +%s)" -lt "$end" ]; do
+	if IFS= read -r -t 3 -u 3 l; then echo "$l" >> "$tmp/port.log"; else quiet=1; break; fi
+done
 kill -0 "$qpid" 2>/dev/null || fail "guest died on hang"
+[ -n "$quiet" ] || fail "heartbeats go on after selftest hang: $l"
 
 # commands still work while hung: reboot gives a new boot id and seq 1
 send "selftest reboot"
@@ -131,8 +137,9 @@ expect "$hb_re" "$boot_timeout" || fail "no heartbeat after reboot"
 
 send "selftest panic"
 expect '^ACK v=1 seq=[0-9]+ cmd=selftest$' "$step" || fail "no ACK for panic"
-for _ in $(seq 1 $((step * 10))); do kill -0 "$qpid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$qpid" 2>/dev/null && fail "QEMU still running after panic (pvpanic not reported?)"
+end=$(( $(date +%s) + step ))
+while kill -0 "$qpid" 2>/dev/null && [ "$(date +%s)" -lt "$end" ]; do sleep 0.1; done
+kill -0 "$qpid" 2>/dev/null && fail "QEMU still running $step s after panic (pvpanic not reported?)"
 wait "$qpid"; qpid=
 grep -aq 'Kernel panic - not syncing' "$tmp/console.log" || fail "no kernel panic on the console"
 grep -aq 'pmucanary-agent: modules: .* loaded' "$tmp/console.log" || fail "console lacks the agent lines"
