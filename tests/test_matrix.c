@@ -203,6 +203,7 @@ static struct result_set *run_with(const enum outcome *o, size_t n)
 {
 	struct result_set *set = result_set_new(RESULTS_KIND_RUN);
 
+	g_free(set->kernel);
 	set->kernel = g_strdup("3.7.0");
 	for (size_t i = 0; i < n; i++) {
 		g_autofree char *spec = g_strdup_printf("s%zu", i);

@@ -68,8 +68,10 @@ static int f_start(void *ctx, const struct scenario *s, const char *run_dir, jso
 	struct fake *f = ctx;
 
 	f->started = true;
-	g_free(f->run_dir);
-	f->run_dir = g_strdup(run_dir);
+	if (f->arms) {  /* tracking arms (fake_init) */
+		g_free(f->run_dir);
+		f->run_dir = g_strdup(run_dir);
+	}
 	*info = json_pack("{s:i}", "guests", (int)s->guests);
 	return 0;
 }
