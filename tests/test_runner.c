@@ -375,7 +375,16 @@ static void test_infra_and_resume(void **state)
 	fake_clear(&f2);
 }
 
-static void test_host_crash_on_resume(void **state)
+/* How the run that left batch 1 armed ended. */
+enum cut_how {
+	CUT_HOST_DIED,      /* armed in an earlier boot of the host */
+	CUT_HOST_HUNG,      /* the same, and a lab's watcher said HOST_HANG */
+	CUT_HARNESS_KILLED, /* armed in this very boot: only the harness died */
+};
+
+/* A clean run, its journal cut at the arm of batch 1 (plus a torn line),
+ * then resumed. */
+static void resume_after_cut(void **state, enum cut_how how)
 {
 	struct fixture *fx = armed_fixture(state);
 	struct fake f = { 0 }, f2 = { 0 };
@@ -387,13 +396,13 @@ static void test_host_crash_on_resume(void **state)
 	g_autoptr(result_set) set = NULL;
 	g_autoptr(GHashTable) open_keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autoptr(GPtrArray) clean_keys = g_ptr_array_new_with_free_func(g_free);
-	unsigned int host_crash = 0;
+	enum outcome want = how == CUT_HOST_HUNG ? OUTCOME_HOST_HANG : OUTCOME_HOST_CRASH;
+	unsigned int harmed = 0;
 
 	fake_init(&f2);
 	if (runner_run(&o, &g, &rep))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_CLEAN);
-	/* Keep the journal up to the arm of batch 1: the host "died" there. */
 	jpath = g_build_filename(rep.run_dir, JOURNAL_FILE, NULL);
 	assert_true(g_file_get_contents(jpath, &text, NULL, NULL));
 	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
@@ -409,7 +418,6 @@ static void test_host_crash_on_resume(void **state)
 			json_array_foreach(json_object_get(line, "keys"), k, key)
 				g_ptr_array_add(clean_keys, g_strdup(json_string_value(key)));
 		if (!g_strcmp0(step, "arm") && batch == 1) {
-			/* armed in an earlier boot of the host: it went down */
 			g_autofree char *boot = g_strdup_printf("\"boot\":\"%s\"", journal_boot_id());
 			g_auto(GStrv) parts = g_strsplit(lines[i], boot, 2);
 			g_autofree char *other = g_strjoinv("\"boot\":\"an-earlier-boot\"", parts);
@@ -418,7 +426,7 @@ static void test_host_crash_on_resume(void **state)
 				g_hash_table_add(open_keys, g_strdup(json_string_value(key)));
 			json_decref(line);
 			assert_non_null(strstr(other, "an-earlier-boot"));
-			g_string_append_printf(cut, "%s\n", other);
+			g_string_append_printf(cut, "%s\n", how == CUT_HARNESS_KILLED ? lines[i] : other);
 			break;
 		}
 		json_decref(line);
@@ -428,37 +436,74 @@ static void test_host_crash_on_resume(void **state)
 	assert_true(g_hash_table_size(open_keys) > 0);
 	g_string_append(cut, "{\"step\":\"judged\",\"ba"); /* torn write */
 	assert_true(g_file_set_contents(jpath, cut->str, -1, NULL));
+	if (how == CUT_HOST_HUNG) {
+		g_autoptr(journal) j = NULL;
+
+		assert_int_equal(journal_reopen(rep.run_dir, &j), 0);
+		assert_int_equal(journal_host_down(j, 1, "HOST_HANG", "no LAB line for 600 s"), 0);
+	}
 
 	o.resume_dir = rep.run_dir;
 	if (runner_run(&o, &g2, &rep2))
 		fail_msg("%s", pc_errmsg());
+	set = read_run(rep2.run_dir);
+	/* batch 0, judged clean before, is not armed again in any case */
+	assert_false(batch_armed(&f2, 0));
+	for (guint k = 0; k < clean_keys->len; k++)
+		assert_int_equal(arms_of(&f2, clean_keys->pdata[k]), 0);
+	assert_int_equal(f2.marks, f2.arm_marks);
+	if (how == CUT_HARNESS_KILLED) {
+		/* The host lived on: batch 1 is armed again, and nothing harms. */
+		assert_int_equal(rep2.verdict, RUNNER_VERDICT_CLEAN);
+		assert_true(batch_armed(&f2, 1));
+		for (guint i = 0; i < set->cells->len; i++)
+			assert_false(outcome_is_harm(((struct cell *)set->cells->pdata[i])->outcome));
+		goto out;
+	}
 	assert_int_equal(rep2.verdict, RUNNER_VERDICT_HARM);
+	assert_false(batch_armed(&f2, 1));
 	/* The open batch is the culprit: its attrs together, since no part of
 	 * it harms again with the host up. */
 	assert_int_equal(rep2.culprits, 1);
-	set = read_run(rep2.run_dir);
 	for (guint i = 0; i < set->cells->len; i++) {
 		const struct cell *c = set->cells->pdata[i];
 		g_autofree char *key = c->has_attr ? cell_key(c) : NULL;
 		bool in_open = key && g_hash_table_contains(open_keys, key);
 
 		/* exactly the cells whose attr was in the open batch */
-		if (in_open != (c->outcome == OUTCOME_HOST_CRASH))
+		if (in_open != (c->outcome == want))
 			fail_msg("%s %s (%s): %s", c->profile, c->spec, key ? key : "no attr",
 				 outcome_name(c->outcome));
-		host_crash += c->outcome == OUTCOME_HOST_CRASH;
+		if (in_open && how == CUT_HOST_HUNG) {
+			g_autofree char *ev = json_dumps(c->evidence, 0);
+
+			assert_non_null(strstr(ev, "no LAB line for 600 s"));
+		}
+		harmed += c->outcome == want;
 	}
-	assert_true(host_crash >= g_hash_table_size(open_keys));
-	/* batch 0, judged clean before the host went down, is not armed
-	 * again, nor is batch 1 as such */
-	assert_false(batch_armed(&f2, 0));
-	assert_false(batch_armed(&f2, 1));
-	for (guint k = 0; k < clean_keys->len; k++)
-		assert_int_equal(arms_of(&f2, clean_keys->pdata[k]), 0);
-	assert_int_equal(f2.marks, f2.arm_marks);
+	assert_true(harmed >= g_hash_table_size(open_keys));
+out:
 	runner_report_clear(&rep);
 	runner_report_clear(&rep2);
 	fake_clear(&f2);
+}
+
+static void test_host_crash_on_resume(void **state)
+{
+	resume_after_cut(state, CUT_HOST_DIED);
+}
+
+/* A lab host's outer harness saw it hang: HOST_HANG, with its evidence. */
+static void test_host_hang_on_resume(void **state)
+{
+	resume_after_cut(state, CUT_HOST_HUNG);
+}
+
+/* Only the harness died (same host boot): no HOST_CRASH, the batch is
+ * armed again. */
+static void test_harness_killed_rearms(void **state)
+{
+	resume_after_cut(state, CUT_HARNESS_KILLED);
 }
 
 static void test_baseline_harm_is_infra(void **state)
@@ -513,6 +558,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_selftest_harm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_infra_and_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_crash_on_resume, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_hang_on_resume, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_harness_killed_rearms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baseline_harm_is_infra, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 	};
