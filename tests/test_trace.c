@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -224,16 +225,18 @@ static void test_call_json_and_text(void **state)
 
 static char self_exe[4096];
 
-/* The attrs the child passes, in order: task-clock:u, the same with a size
- * the kernel refuses (E2BIG), cpu-clock:u from a forked child. */
+/* The attrs the child passes, in order: task-clock:u; the same with a size
+ * the kernel refuses as too small (E2BIG) and one it refuses as too large
+ * (1 GiB, E2BIG: the tracer must not try to read that much); cpu-clock:u
+ * from a forked child. */
 static struct perf_event_attr child_attr(int n)
 {
 	struct perf_event_attr a;
 
 	memset(&a, 0, sizeof(a));
-	a.size = n == 1 ? 8 : sizeof(a);
+	a.size = n == 1 ? 8 : n == 2 ? 1u << 30 : sizeof(a);
 	a.type = PERF_TYPE_SOFTWARE;
-	a.config = n == 2 ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_SW_TASK_CLOCK;
+	a.config = n == 3 ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_SW_TASK_CLOCK;
 	a.exclude_kernel = 1;
 	a.disabled = 1;
 	return a;
@@ -244,16 +247,24 @@ static struct perf_event_attr child_attr(int n)
 static int child_open_main(void)
 {
 	struct perf_event_attr a = child_attr(0);
+	long page = sysconf(_SC_PAGESIZE);
+	/* two pages: a bounded reader of the 1 GiB claim stays inside */
+	void *big = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int fd;
 
+	if (big == MAP_FAILED)
+		_exit(4);
 	fd = syscall(__NR_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd >= 0)
 		close(fd);
 	a = child_attr(1);
 	syscall(__NR_perf_event_open, &a, 0, -1, -1, 0);
+	a = child_attr(2);
+	memcpy(big, &a, sizeof(a));
+	syscall(__NR_perf_event_open, big, 0, -1, -1, 0);
 	pid_t p = fork();
 	if (p == 0) {
-		a = child_attr(2);
+		a = child_attr(3);
 		fd = syscall(__NR_perf_event_open, &a, 0, -1, -1, 0);
 		_exit(fd >= 0 ? 0 : 1);
 	}
@@ -287,9 +298,10 @@ static void run_child_open(enum trace_method method)
 	assert_int_equal(trace_run(argv, &opts, &res), 0);
 	assert_int_equal(res->exit_code, 3);
 	assert_int_equal(res->term_signal, 0);
-	assert_int_equal(res->calls->len, 3);
+	assert_int_equal(res->calls->len, 4);
 
 	struct perf_event_attr want0 = child_attr(0), want1, want2 = child_attr(2);
+	struct perf_event_attr want3 = child_attr(3);
 
 	/* Only the 8 bytes passed are read: type and size. */
 	memset(&want1, 0, sizeof(want1));
@@ -309,8 +321,16 @@ static void run_child_open(enum trace_method method)
 	assert_int_equal(c->err, E2BIG);
 	assert_attr_is(&c->attr, &want1, "call 2");
 
+	/* A 1 GiB claim: the kernel refuses it, the tracer reads its bounded
+	 * share and still has the attr. */
 	c = res->calls->pdata[2];
+	assert_int_equal(c->attr_size, 1u << 30);
+	assert_int_equal(c->attr_read_err, 0);
 	assert_attr_is(&c->attr, &want2, "call 3");
+	assert_int_equal(c->err, E2BIG);
+
+	c = res->calls->pdata[3];
+	assert_attr_is(&c->attr, &want3, "call 4");
 	assert_int_equal(c->err, 0);
 	assert_int_not_equal(c->tid, ((struct trace_call *)res->calls->pdata[0])->tid);
 
@@ -349,7 +369,7 @@ static void test_result_json(void **state)
 
 	assert_int_equal(trace_run(argv, &opts, &res), 0);
 	j = trace_result_to_json(res, argv);
-	assert_int_equal(json_array_size(json_object_get(j, "calls")), 3);
+	assert_int_equal(json_array_size(json_object_get(j, "calls")), 4);
 	assert_int_equal(json_integer_value(json_object_get(j, "exit_code")), 3);
 	assert_int_equal(json_array_size(json_object_get(j, "stderr_tail")), 20);
 	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "argv"), 1)),
