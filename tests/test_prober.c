@@ -299,7 +299,11 @@ static void test_fallback_chains_exact(void **state)
 	g_autoptr(GArray) cpus = cpus_online();
 	struct perf_event_attr nosup = sw_sampling(PERF_COUNT_SW_TASK_CLOCK);
 	struct perf_event_attr inval = sw_sampling(PERF_COUNT_SW_CPU_CLOCK);
+	struct perf_event_attr cycles = sw_sampling(PERF_COUNT_SW_CPU_CLOCK);
+	g_autofree enum outcome *per = g_new0(enum outcome, cpus->len);
 	struct chain_step s[5];
+	long fd;
+	int cycles_err;
 
 	if (geteuid() != 0)
 		test_skip("not root: system-wide opens need CAP_PERFMON");
@@ -358,6 +362,27 @@ static void test_fallback_chains_exact(void **state)
 	s[1].why = "missing feature (probed): PERF_FORMAT_LOST";
 	check_chain(pr, cpus, "perf-modern", s, 2);
 	check_chain(pr, cpus, "raw", s, 1);
+
+	/* Hardware cycles that the host cannot count (ENOENT without a
+	 * hardware PMU, like the CI hosts; ENXIO, ENODEV) become cpu-clock,
+	 * every other member kept. Where they open (a hardware PMU), the
+	 * first try is the answer. */
+	cycles.type = PERF_TYPE_HARDWARE;
+	cycles.config = PERF_COUNT_HW_CPU_CYCLES;
+	fd = syscall(__NR_perf_event_open, &cycles, -1, g_array_index(cpus, int, 0), -1, 0);
+	cycles_err = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close((int)fd);
+	s[0] = (struct chain_step){ cycles, NULL, plain_open(&cycles, cpus, -1, per) };
+	if (cycles_err == ENOENT || cycles_err == ENXIO || cycles_err == ENODEV) {
+		s[1] = (struct chain_step){ cycles, "cycles -> cpu-clock: no hardware cycles event",
+					    OUTCOME_OK };
+		s[1].attr.type = PERF_TYPE_SOFTWARE;
+		s[1].attr.config = PERF_COUNT_SW_CPU_CLOCK;
+		check_chain(pr, cpus, "perf-6.1", s, 2);
+	} else {
+		check_chain(pr, cpus, "perf-6.1", s, 1);
+	}
 }
 
 static void test_per_task(void **state)
