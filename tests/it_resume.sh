@@ -2,9 +2,13 @@
 # pmucanary run --resume with real guests (libvirt, TCG): a self-test run
 # (there is isolation work) is killed with SIGKILL while a batch is armed,
 # after at least two batches were judged. Then:
-#  - no guest of the run is left (AUTODESTROY: the guests die with the harness);
+#  - no guest of the run is left (AUTODESTROY: the guests die with the
+#    harness), counted by a name pattern shown to match both while it ran;
 #  - `run --resume RUN_DIR`, given nothing else, finishes it: the same cells
-#    (profile, spec, outcome, k, n) as an uninterrupted run of the scenario;
+#    (profile, spec, outcome, k, n) as an uninterrupted run of the scenario,
+#    whose 12 cells have exactly the two cpu-clock:u cells harmed (perf 3.7
+#    and 3.12 encode cpu-clock:u alike and unlike :uH or no modifier; see
+#    it_run.sh), so that two runs broken alike cannot pass as equal;
 #  - no batch judged before the kill is armed again after it;
 #  - the batch armed at the kill, on this same host boot, is armed again and
 #    not called HOST_CRASH (that needs the host's boot id to change).
@@ -45,9 +49,12 @@ explain() { # dir out
 	echo "--- journal steps"; jq -c '{seq, step, batch, kind, outcome}' "$1"/*/journal.jsonl 2>/dev/null | tail -n 40
 	echo "--- output (tail)"; tail -n 30 "$2"
 }
+# A jq failure ("cells": null, no file) is the caller's failure, never an
+# empty list that equals another empty list.
 cells() { # run.json
 	jq -c '[.cells[] | {profile, spec, outcome, k, n}] | sort_by(.profile, .spec)' "$1"
 }
+ncells=12
 
 # The reference: the same scenario, uninterrupted.
 "$bin" run --tcg --results "$work/ref" --selftest-harm "$target=crash" "$work/tiny.ini" \
@@ -57,7 +64,16 @@ ref=$(ls "$work"/ref/*/run.json 2>/dev/null | head -1)
 if [ $rc -ne 1 ] || [ -z "$ref" ]; then
 	echo "FAIL uninterrupted run: exit $rc (want 1)"; explain "$work/ref" "$work/ref.out"; exit 1
 fi
-echo "ok   uninterrupted run ($((SECONDS - t0))s, $(jq -r '.cells|length' "$ref") cells)"
+want=$(cells "$ref") &&
+harmed=$(jq -r '[.[] | select(.outcome | test("^(GUEST|HOST)_")) | "\(.profile) \(.spec) \(.outcome) \(.k)/\(.n)"]
+	| sort | .[]' <<<"$want") || { echo "FAIL jq could not read the cells of $ref"; exit 1; }
+if [ "$(jq length <<<"$want")" != "$ncells" ] ||
+   [ "$harmed" != $'perf-3.12 cpu-clock:u GUEST_CRASH 2/2\nperf-3.7 cpu-clock:u GUEST_CRASH 2/2' ]; then
+	echo "FAIL uninterrupted run: $(jq length <<<"$want") cells (want $ncells), harmed:"
+	echo "${harmed:-(none)}"; echo "want the two cpu-clock:u cells GUEST_CRASH 2/2"
+	explain "$work/ref" "$work/ref.out"; exit 1
+fi
+echo "ok   uninterrupted run ($((SECONDS - t0))s, $ncells cells, the two $target cells GUEST_CRASH 2/2)"
 t1=$SECONDS
 
 # The victim: killed while a batch is armed, after two were judged.
@@ -66,11 +82,16 @@ t1=$SECONDS
 pid=$!
 journal=
 killed=
-for _ in $(seq 1 3000); do # 0.1 s steps: 300 s at most
+up=
+end=$((SECONDS + 600)) # the uninterrupted run takes 2-3 min under TCG
+while [ $SECONDS -lt $end ]; do
 	journal=${journal:-$(ls "$work"/res/*/journal.jsonl 2>/dev/null | head -1)}
 	if [ -n "$journal" ] &&
 	   [ "$(grep -c '"step":"judged"' "$journal")" -ge 2 ] &&
 	   tail -n 1 "$journal" | grep -q '"step":"arm"'; then
+		# the pattern the "none left" check uses sees the guests now
+		up=$(virsh -c qemu:///system list --all --name |
+			grep -c "^pmucanary-$(basename "$(dirname "$journal")")-[0-9]*$")
 		kill -9 "$pid"; killed=1; break
 	fi
 	kill -0 "$pid" 2>/dev/null || break
@@ -89,14 +110,18 @@ open=$(tail -n 1 "$journal" | jq -r .batch)
 echo "ok   killed with SIGKILL after $before journal lines, batch $open armed"
 
 # AUTODESTROY: the guests go with the harness's libvirt connection.
+if [ "${up:-0}" -lt 1 ]; then
+	echo "FAIL no domain pmucanary-$run_id-N while the run was armed: the check below is blind"; fail=1
+fi
 left=
-for _ in $(seq 1 50); do
-	left=$(virsh -c qemu:///system list --all --name | grep -F "pmucanary-$run_id")
-	[ -z "$left" ] && break
+end=$((SECONDS + 60))
+while :; do
+	left=$(virsh -c qemu:///system list --all --name | grep "^pmucanary-$run_id-[0-9]*$")
+	[ -z "$left" ] || [ $SECONDS -ge $end ] && break
 	sleep 0.2
 done
 if [ -n "$left" ]; then echo "FAIL guests left after the kill: $left"; fail=1
-else echo "ok   no guest of the killed run is left"; fi
+else echo "ok   none of the $up guests of the killed run is left"; fi
 
 # Resume with nothing but the run directory.
 "$bin" run --tcg --resume "$run_dir" >"$work/resume.out" 2>&1
@@ -104,8 +129,7 @@ rc=$?
 if [ $rc -ne 1 ] || [ ! -f "$run_dir/run.json" ]; then
 	echo "FAIL resume: exit $rc (want 1)"; explain "$work/res" "$work/resume.out"; exit 1
 fi
-got=$(cells "$run_dir/run.json")
-want=$(cells "$ref")
+got=$(cells "$run_dir/run.json") || { echo "FAIL jq could not read the cells of $run_dir/run.json"; exit 1; }
 if [ "$got" != "$want" ]; then
 	echo "FAIL resumed cells differ from the uninterrupted run's:"
 	diff <(jq -c '.[]' <<<"$want") <(jq -c '.[]' <<<"$got") | sed 's/^/  /'
@@ -115,10 +139,15 @@ else
 fi
 
 # The journal: what was judged before the kill is not armed after it.
-judged_before=$(head -n "$before" "$journal" | jq -r 'select(.step == "judged") | .batch' | sort -n | uniq)
-armed_after=$(tail -n +"$((before + 1))" "$journal" | jq -r 'select(.step == "arm") | .batch' | sort -n | uniq)
+set -o pipefail
+judged_before=$(head -n "$before" "$journal" | jq -r 'select(.step == "judged") | .batch' | sort -n | uniq) &&
+armed_after=$(tail -n +"$((before + 1))" "$journal" | jq -r 'select(.step == "arm") | .batch' | sort -n | uniq) ||
+	{ echo "FAIL jq could not read $journal"; exit 1; }
+set +o pipefail
 again=$(comm -12 <(echo "$judged_before") <(echo "$armed_after"))
-if [ -n "$again" ]; then
+if [ "$(echo "$judged_before" | grep -c .)" -lt 2 ]; then
+	echo "FAIL $(echo "$judged_before" | grep -c .) batches judged before the kill in the journal, want >= 2"; fail=1
+elif [ -n "$again" ]; then
 	echo "FAIL batches judged before the kill were armed again: $(echo $again)"; fail=1
 else
 	echo "ok   $(echo "$judged_before" | wc -w) batches judged before the kill were not re-run"
