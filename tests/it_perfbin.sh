@@ -2,14 +2,18 @@
 # pmucanary run --perf-binary end to end with real guests (libvirt, TCG):
 # one self-test run (--selftest-harm cpu-clock:u=crash) of a tiny scenario
 # with profile perf-6.1 and the host's real perf as a second column.
-#  - the binary's column has one cell per spec, and each cell's open-phase
-#    outcome equals `pmucanary probe --perf-binary` for it;
-#  - perf stat opens counting attrs (read_format, no sample_type/freq) while
-#    the profile encodes `perf record -a -g` (sampling): no binary attr equals
-#    a profile attr here, so the load phase arms the binary's attrs on their
-#    own. Hence msr/tsc/ is EINVAL for the profile (sampling) but OK for the
-#    binary (counting, after perf's exclude_guest fallback), and msr/tsc/u is
-#    EINVAL for both;
+#  - every cell is a table written here by hand (not `pmucanary probe`,
+#    which shares the prober with the runner), from the kernel's source and
+#    the platform facts (shared/platform.md): perf stat opens counting attrs
+#    (read_format, no sample_type/freq) while the profile encodes
+#    `perf record -a -g` (sampling). cpu-clock, a software event, opens
+#    either way with any exclude bit. The msr PMU refuses sampling and any
+#    exclude bit (EINVAL): msr/tsc/ is EINVAL for the profile (sampling) but
+#    OK for the binary (counting, once perf's fallback clears its default
+#    exclude_guest), and msr/tsc/u (exclude_kernel, exclude_hv: no fallback
+#    clears them) is EINVAL for both;
+#  - no binary attr equals a profile attr here (asserted: counting vs
+#    sampling), so the load phase arms the binary's attrs on their own;
 #  - both the profile's and the binary's cpu-clock:u cells are GUEST_CRASH
 #    k/n=confirm/confirm (each arms an attr of that spec); every other armed
 #    cell stays OK; cells sharing an armed attr share the outcome;
@@ -53,12 +57,23 @@ t0=$SECONDS
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fail=1; }
 
-"$bin" probe -q --json "$work/probe.json" --event cpu-clock --event msr/tsc/ \
-	--profile perf-6.1 --perf-binary "$perf" >/dev/null 2>"$work/probe.err" ||
-	{ echo "FAIL probe: $(cat "$work/probe.err")"; exit 1; }
-col=$(jq -r '[.cells[].profile | select(startswith("bin:"))][0]' "$work/probe.json")
-version=$(jq -r '.cells[] | select(.profile | startswith("bin:")) | .profile' "$work/probe.json" |
-	head -1 | sed 's/^bin:perf-//')
+# The binary's column is named after the version it reports.
+version=$("$perf" --version | sed -n 's/^perf version //p')
+[ -n "$version" ] || { echo "FAIL no version from $perf --version"; exit 1; }
+col="bin:perf-$version"
+# The table: "column spec outcome", k/n after a harm; sorted.
+expected() {
+	LC_ALL=C sort <<TABLE
+perf-6.1 cpu-clock OK
+perf-6.1 $target GUEST_CRASH $confirm/$confirm
+perf-6.1 msr/tsc/ EINVAL
+perf-6.1 msr/tsc/u EINVAL
+$col cpu-clock OK
+$col $target GUEST_CRASH $confirm/$confirm
+$col msr/tsc/ OK
+$col msr/tsc/u EINVAL
+TABLE
+}
 
 "$bin" run --tcg --results "$work/st" --perf-binary "$perf" --selftest-harm "$target=crash" \
 	"$work/tiny.ini" >"$work/st.out" 2>&1
@@ -71,43 +86,50 @@ if [ $rc -ne 1 ] || [ ! -f "$json" ]; then
 	bad "self-test run: exit $rc (want 1)"; explain; exit 1
 fi
 
-# One line per disagreement.
-problems=$(jq -r --slurpfile probe "$work/probe.json" --arg col "$col" --arg target "$target" \
-	--argjson confirm "$confirm" '
+# The cells against the table. jq failing (no file, "cells": null) is a
+# failure, not an empty list of disagreements.
+if ! got=$(jq -r '.cells[] | "\(.profile) \(.spec) \(.outcome)" +
+	(if .outcome | test("^(GUEST|HOST)_") then " \(.k)/\(.n)" else "" end)' "$json"); then
+	bad "jq could not read the cells of $json"
+elif ! diff <(expected) <(grep . <<<"$got" | LC_ALL=C sort) >"$work/cells.diff"; then
+	bad "self-test run cells differ from the table ($(grep -c . <<<"$got") cells, want $(expected | wc -l)):"
+	grep '^[<>]' "$work/cells.diff" | sed 's/^</  want/; s/^>/  got /'; explain
+else
+	ok "self-test run: the $(expected | wc -l) cells are the table; both $target cells GUEST_CRASH $confirm/$confirm"
+fi
+
+# One line per disagreement among those cells (the table above makes sure
+# there are cells to disagree).
+if ! problems=$(jq -r --arg col "$col" '
 	def armed: if ((.tries // []) | length) > 0 and .tries[-1].outcome == "OK"
 		then .tries[-1].attr else .attr end;
-	($probe[0].cells | map({key: "\(.profile) \(.spec)", value: .outcome}) | from_entries) as $want
-	| [.cells[] | select(.profile == $col or .profile == "perf-6.1")] as $cells
-	| (["cpu-clock", "cpu-clock:u", "msr/tsc/", "msr/tsc/u"] - [$cells[] | select(.profile == $col) | .spec]
-	   | .[] | "\($col): no cell for \(.)"),
-	  ($cells[] | . as $c | ($want["\(.profile) \(.spec)"] // "MISSING") as $p
-	   | if .spec == $target then
-		(if .outcome == "GUEST_CRASH" and .k == $confirm and .n == $confirm then empty
-		 else "\(.profile) \(.spec): \(.outcome) k/n=\(.k)/\(.n), want GUEST_CRASH \($confirm)/\($confirm)" end)
-	     elif .outcome != $p then "\(.profile) \(.spec): \(.outcome), want \($p) (probe)"
-	     else empty end),
-	  ($cells | map(select(.attr != null and (.outcome | test("^E[A-Z0-9]+$") | not)))
+	[.cells[] | select(.profile == $col or .profile == "perf-6.1")] as $cells
+	| ($cells | map(select(.attr != null and (.outcome | test("^E[A-Z0-9]+$") | not)))
 	   | group_by(armed) | .[] | select((map(.outcome) | unique | length) > 1)
 	   | "cells sharing an armed attr differ: \(map("\(.profile) \(.spec)=\(.outcome)") | join(", "))"),
 	  ($cells[] | select(.profile == $col and .outcome != "INFRA")
 	   | select([.evidence[] | select(.kind == "perf-binary" and (.load | test("group testing")))] | length == 0)
 	   | "\(.profile) \(.spec): no perf-binary evidence saying how the load phase arms it")
-	' "$json")
-if [ -n "$problems" ]; then bad "self-test run cells:"; echo "$problems"; explain
-else ok "self-test run: $col has a cell per spec equal to probe; both $target cells GUEST_CRASH $confirm/$confirm"; fi
+	' "$json"); then
+	bad "jq could not read the cells of $json"
+elif [ -n "$problems" ]; then bad "self-test run cells:"; echo "$problems"; explain
+else ok "cells sharing an armed attr share the outcome; $col cells say how they are armed"; fi
 
-# The premise of the expectations above, so that a change in perf or the
-# profile that makes the attrs equal is noticed (they would then share one).
-shared=$(jq -r --arg col "$col" '
+# The premise of the table: perf stat's attrs (counting) are not
+# perf-6.1's (sampling), so each column arms its own. A change in perf or
+# the profile that makes them equal fails here.
+if ! shared=$(jq -r '
 	def armed: if ((.tries // []) | length) > 0 and .tries[-1].outcome == "OK"
 		then .tries[-1].attr else .attr end;
 	[.cells[] | select(.spec == "cpu-clock" or .spec == "cpu-clock:u") | {spec, profile, a: armed}]
-	| group_by(.spec) | map(select((map(.a) | unique | length) == 1) | .[0].spec) | join(",")' "$json")
-if [ -z "$shared" ]; then ok "perf stat's cpu-clock attrs differ from perf-6.1's record attrs: armed separately"
-else ok "NOTE: $shared: perf stat's attr equals perf-6.1's; they shared one verdict"; fi
-prof_tsc=$(jq -r --arg col "$col" '.cells[] | select(.profile == "perf-6.1" and .spec == "msr/tsc/") | .outcome' "$json")
-bin_tsc=$(jq -r --arg col "$col" '.cells[] | select(.profile == $col and .spec == "msr/tsc/") | .outcome' "$json")
-echo "     msr/tsc/: perf-6.1 (record) $prof_tsc, $col (stat) $bin_tsc"
+	| if length != 4 then error("\(length) cpu-clock cells, want 4") else . end
+	| group_by(.spec) | map(select((map(.a) | unique | length) == 1) | .[0].spec) | join(",")' "$json"); then
+	bad "jq could not compare the cpu-clock attrs of $json"
+elif [ -n "$shared" ]; then
+	bad "$shared: perf stat's attr equals perf-6.1's (the table assumes each column arms its own)"
+else
+	ok "perf stat's cpu-clock attrs differ from perf-6.1's record attrs: armed separately"
+fi
 
 if jq -e --arg p "$perf" --arg v "$version" \
 	'.perf_binaries | any(.path == $p and .version == $v)' "$json" >/dev/null; then
