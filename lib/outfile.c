@@ -1,0 +1,155 @@
+#include "outfile.h"
+
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* 0 or an errno: write() may write less than asked, and 0 bytes for a
+ * non-empty buffer would loop forever. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno;
+		if (n == 0)
+			return EIO;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* A device or FIFO: written to where it is, like the shell's `>` does;
+ * renaming over it would put a regular file in place of the node. */
+static int write_node(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	int e;
+
+	if (fd < 0)
+		return pc_fail(errno, "cannot write %s: %s", path, g_strerror(errno));
+	e = write_all(fd, data, len);
+	if (e) {
+		close(fd);
+		return pc_fail(e, "cannot write %s: %s", path, g_strerror(e));
+	}
+	if (close(fd) < 0)
+		return pc_fail(errno, "cannot write %s: close: %s", path, g_strerror(errno));
+	return 0;
+}
+
+/* target: the file to replace (path itself, or what a symlink at path
+ * names); old: its stat, or NULL when there is none. Messages name path. */
+static int write_atomic(const char *path, const char *target, const struct stat *old,
+			const void *data, size_t len)
+{
+	g_autofree char *dir = g_path_get_dirname(target);
+	g_autofree char *base = g_path_get_basename(target);
+	g_autofree char *tmp = g_strdup_printf("%s/.%s.XXXXXX", dir, base);
+	int fd, dfd, e, ret = 0;
+
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return pc_fail(errno, "cannot write %s: cannot create a temporary file in %s: %s",
+			       path, dir, g_strerror(errno));
+	if ((e = write_all(fd, data, len)))
+		ret = pc_fail(e, "cannot write %s: %s", path, g_strerror(e));
+	else if (fsync(fd) < 0)
+		ret = pc_fail(errno, "cannot write %s: fsync: %s", path, g_strerror(errno));
+	if (!ret && old) {
+		/* Owner before mode: chown clears set-id bits. Not root: the
+		 * owner stays ours. */
+		if (fchown(fd, old->st_uid, old->st_gid) < 0)
+			pc_debug("%s: keeping the owner: %s", path, g_strerror(errno));
+		(void)fchmod(fd, old->st_mode & 0777);
+	} else if (!ret) {
+		/* Result files are for reading by others (CI, matrix): not 0600. */
+		(void)fchmod(fd, 0644);
+	}
+	if (close(fd) < 0 && !ret)
+		ret = pc_fail(errno, "cannot write %s: close: %s", path, g_strerror(errno));
+	if (!ret && rename(tmp, target) < 0)
+		ret = pc_fail(errno, "cannot write %s: rename %s: %s", path, tmp, g_strerror(errno));
+	if (ret) {
+		unlink(tmp);
+		return ret;
+	}
+	/* The rename itself survives a crash only once the directory is synced. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		(void)fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+int outfile_write(const char *path, const void *data, size_t len)
+{
+	struct stat st, lst;
+
+	if (!path || !*path)
+		return pc_fail(EINVAL, "cannot write an empty path");
+	if (stat(path, &st) < 0) {
+		if (errno != ENOENT)
+			return pc_fail(errno, "cannot write %s: %s", path, g_strerror(errno));
+		return write_atomic(path, path, NULL, data, len);
+	}
+	if (S_ISDIR(st.st_mode))
+		return pc_fail(EISDIR, "cannot write %s: is a directory", path);
+	if (!S_ISREG(st.st_mode))
+		return write_node(path, data, len);
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+		char *real = realpath(path, NULL);
+		g_autofree char *target = NULL;
+		int e = errno;
+
+		if (!real)
+			return pc_fail(e, "cannot write %s: %s", path, g_strerror(e));
+		target = g_strdup(real);
+		free(real);
+		return write_atomic(path, target, &st, data, len);
+	}
+	return write_atomic(path, path, &st, data, len);
+}
+
+int outfile_check(const char *path)
+{
+	g_autofree char *dir = NULL;
+	struct stat st;
+
+	if (!path || !*path)
+		return pc_fail(EINVAL, "cannot write an empty path");
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return pc_fail(EISDIR, "cannot write %s: is a directory", path);
+		if (!S_ISREG(st.st_mode)) {
+			if (access(path, W_OK) < 0)
+				return pc_fail(errno, "cannot write %s: %s", path,
+					       g_strerror(errno));
+			return 0;
+		}
+		/* A symlink's target is what gets replaced, in its directory. */
+		char *real = realpath(path, NULL);
+
+		dir = g_path_get_dirname(real ? real : path);
+		free(real);
+	} else if (errno != ENOENT) {
+		return pc_fail(errno, "cannot write %s: %s", path, g_strerror(errno));
+	} else {
+		dir = g_path_get_dirname(path);
+	}
+	if (access(dir, W_OK | X_OK) < 0)
+		return pc_fail(errno, "cannot write %s: cannot create a file in %s: %s", path, dir,
+			       g_strerror(errno));
+	return 0;
+}

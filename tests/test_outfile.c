@@ -1,0 +1,224 @@
+/* outfile: a regular target is replaced whole (mode, symlink kept); a FIFO
+ * or device is written to in place, never replaced; a directory and a
+ * failed write are errors naming the path that leave the old file as it
+ * was. Every node is made in the test's own temp dir. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "log.h"
+#include "outfile.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+static char *dir;
+
+static int setup(void **state)
+{
+	dir = g_dir_make_tmp("test_outfile-XXXXXX", NULL);
+	assert_non_null(dir);
+	return 0;
+}
+
+/* Empties dir (one level of subdirectories) and removes it. */
+static int teardown(void **state)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *name;
+
+	while (d && (name = g_dir_read_name(d))) {
+		g_autofree char *p = g_build_filename(dir, name, NULL);
+
+		if (unlink(p) < 0)
+			rmdir(p);
+	}
+	rmdir(dir);
+	g_clear_pointer(&dir, g_free);
+	return 0;
+}
+
+static gint name_cmp(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in dir, sorted, space-separated: no temporary file beside. */
+static char *entries(void)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	GString *s = g_string_new(NULL);
+	const char *name;
+
+	while (d && (name = g_dir_read_name(d)))
+		g_ptr_array_add(names, g_strdup(name));
+	g_ptr_array_sort(names, name_cmp);
+	for (guint i = 0; i < names->len; i++)
+		g_string_append_printf(s, "%s%s", i ? " " : "", (char *)names->pdata[i]);
+	return g_string_free(s, FALSE);
+}
+
+static char *contents(const char *path)
+{
+	char *text = NULL;
+
+	assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	return text;
+}
+
+static void test_regular(void **state)
+{
+	g_autofree char *path = g_build_filename(dir, "out.json", NULL);
+	g_autofree char *text = NULL, *names = NULL;
+	struct stat st;
+
+	assert_int_equal(outfile_write(path, "first\n", 6), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(outfile_write(path, "second\n", 7), 0);
+	text = contents(path);
+	assert_string_equal(text, "second\n");
+	names = entries();
+	assert_string_equal(names, "out.json");
+}
+
+/* The user's file keeps its mode; a symlink to it stays a symlink. */
+static void test_existing_and_symlink(void **state)
+{
+	g_autofree char *path = g_build_filename(dir, "out", NULL);
+	g_autofree char *link = g_build_filename(dir, "link", NULL);
+	g_autofree char *text = NULL, *names = NULL;
+	struct stat st;
+
+	assert_true(g_file_set_contents(path, "old\n", -1, NULL));
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(symlink("out", link), 0);
+	assert_int_equal(outfile_write(link, "new\n", 4), 0);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	text = contents(path);
+	assert_string_equal(text, "new\n");
+	names = entries();
+	assert_string_equal(names, "link out");
+}
+
+/* A FIFO gets the bytes and stays a FIFO. */
+static void test_fifo(void **state)
+{
+	g_autofree char *path = g_build_filename(dir, "fifo", NULL);
+	g_autofree char *names = NULL;
+	char buf[64] = { 0 };
+	struct stat st;
+	int rfd;
+
+	assert_int_equal(mkfifo(path, 0600), 0);
+	/* A reader first, so that the writer's open does not block. */
+	rfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(rfd >= 0);
+	assert_int_equal(outfile_write(path, "through\n", 8), 0);
+	assert_int_equal(read(rfd, buf, sizeof(buf) - 1), 8);
+	assert_string_equal(buf, "through\n");
+	close(rfd);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	names = entries();
+	assert_string_equal(names, "fifo");
+}
+
+static void test_directory(void **state)
+{
+	g_autofree char *path = g_build_filename(dir, "sub", NULL);
+
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(outfile_write(path, "x", 1), -EISDIR);
+	assert_non_null(strstr(pc_errmsg(), path));
+	assert_int_equal(outfile_check(path), -EISDIR);
+	assert_non_null(strstr(pc_errmsg(), path));
+	assert_int_equal(rmdir(path), 0);
+}
+
+/* A write that fails part-way (here RLIMIT_FSIZE, as a full disk would)
+ * leaves the previous file as it was, and no file where there was none. */
+static void test_failed_write(void **state)
+{
+	g_autofree char *path = g_build_filename(dir, "out", NULL);
+	g_autofree char *fresh = g_build_filename(dir, "fresh", NULL);
+	g_autofree char *big = g_malloc(8192), *text = NULL, *names = NULL;
+	struct rlimit old, lim = { 4096, 0 };
+	int e1, e2;
+
+	memset(big, 'x', 8192);
+	assert_true(g_file_set_contents(path, "previous\n", -1, NULL));
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim.rlim_max = old.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	e1 = outfile_write(path, big, 8192);
+	e2 = outfile_write(fresh, big, 8192);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	assert_int_equal(e1, -EFBIG);
+	assert_int_equal(e2, -EFBIG);
+	assert_non_null(strstr(pc_errmsg(), fresh));
+	text = contents(path);
+	assert_string_equal(text, "previous\n");
+	names = entries();
+	assert_string_equal(names, "out");
+}
+
+/* Root only: a full device of our own (major 1, minor 7, as /dev/full). */
+static void test_full_device(void **state)
+{
+	g_autofree char *path = g_build_filename(dir, "full", NULL);
+	struct stat st;
+
+	if (mknod(path, S_IFCHR | 0600, makedev(1, 7)) < 0) {
+		test_skip("mknod %s: %s (needs root)", path, g_strerror(errno));
+		return;
+	}
+	assert_int_equal(outfile_write(path, "x\n", 2), -ENOSPC);
+	assert_non_null(strstr(pc_errmsg(), path));
+	assert_int_equal(outfile_check(path), 0);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+}
+
+static void test_check(void **state)
+{
+	g_autofree char *missing = g_build_filename(dir, "no", "such", "x.json", NULL);
+	g_autofree char *fresh = g_build_filename(dir, "x.json", NULL);
+
+	assert_int_equal(outfile_check(missing), -ENOENT);
+	assert_non_null(strstr(pc_errmsg(), missing));
+	assert_int_equal(outfile_write(missing, "x", 1), -ENOENT);
+	assert_non_null(strstr(pc_errmsg(), missing));
+	assert_int_equal(outfile_check(fresh), 0);
+	assert_int_equal(access(fresh, F_OK), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_regular, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_existing_and_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_directory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_device, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_check, setup, teardown),
+	};
+
+	return test_run_group(tests, NULL, NULL);
+}
