@@ -25,7 +25,8 @@ int cmd_diff(int argc, char **argv)
 		"Compares two result files cell by cell, keyed by (profile, spec).\n"
 		"Exit: 0 no regression, 1 regression (OK -> anything else, or newly\n"
 		"harmful), 125 cannot tell (INFRA, or NEW lacks cells BASE had),\n"
-		"2 bad input. Harm turning into an errno (fenced) does not fail.");
+		"2 bad input or an output that could not be written. Harm turning\n"
+		"into an errno (fenced) does not fail.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_reports_add_entries(ctx, &reports);
 	if (!cli_parse(ctx, "diff", &argc, &argv))

@@ -3,6 +3,7 @@
 #include "fleet.h"
 #include "image.h"
 #include "log.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -111,6 +112,11 @@ int cmd_fleet(int argc, char **argv)
 	}
 	if (!parse_selftests(selftests, guests, tests))
 		return EXIT_USAGE;
+	/* A FILE that cannot be written fails before any guest boots. */
+	if (json_path && outfile_check(json_path) < 0) {
+		fprintf(stderr, "pmucanary fleet: --json: %s\n", pc_errmsg());
+		return EXIT_USAGE;
+	}
 	if (!kernel) {
 		struct image_options opt = { 0 };
 
@@ -190,12 +196,16 @@ int cmd_fleet(int argc, char **argv)
 	}
 	if (json_path) {
 		json_t *j = fleet_json(f);
+		char *text = json_dumps(j, JSON_INDENT(2));
+		g_autofree char *doc = text ? g_strconcat(text, "\n", NULL) : NULL;
 
-		if (json_dump_file(j, json_path, JSON_INDENT(2)) < 0) {
-			fprintf(stderr, "pmucanary fleet: cannot write %s\n", json_path);
+		free(text);
+		json_decref(j);
+		if (!doc || outfile_write(json_path, doc, strlen(doc)) < 0) {
+			fprintf(stderr, "pmucanary fleet: --json: %s\n",
+				doc ? pc_errmsg() : "cannot build the JSON");
 			ret = ret == EXIT_CLEAN ? EXIT_INFRA : ret;
 		}
-		json_decref(j);
 	}
 	fleet_free(f);
 	return ret;

@@ -43,7 +43,8 @@ int cmd_matrix(int argc, char **argv)
 		"Merges result files (run.json / probe.json) from many kernels, hosts and\n"
 		"CPU steppings: rows kernel x profile grouped by CPU signature, columns\n"
 		"specs. Exit: 0 no harm, 1 harm that no known erratum explains (or, with\n"
-		"--baseline, a regression), 2 bad input, 125 every cell is INFRA.");
+		"--baseline, a regression), 2 bad input or an output that could not be\n"
+		"written, 125 every cell is INFRA.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	if (!cli_parse(ctx, "matrix", &argc, &argv))
 		return EXIT_USAGE;
@@ -95,7 +96,8 @@ int cmd_matrix(int argc, char **argv)
 			continue;
 		if (report_write(files[i].fmt, (const struct result_set *const *)sets->pdata,
 				 sets->len, &opts, files[i].path) < 0) {
-			fprintf(stderr, "pmucanary matrix: %s\n", pc_errmsg());
+			fprintf(stderr, "pmucanary matrix: --%s: %s\n",
+				report_format_name(files[i].fmt), pc_errmsg());
 			return EXIT_USAGE;
 		}
 		pc_info("wrote %s report %s", report_format_name(files[i].fmt), files[i].path);

@@ -6,6 +6,7 @@
 #include "enumerate.h"
 #include "fingerprint.h"
 #include "log.h"
+#include "outfile.h"
 #include "perfbin.h"
 #include "pmu.h"
 #include "prober.h"
@@ -82,23 +83,6 @@ static void progress_tty(size_t done, size_t total, size_t distinct, void *data)
 		fputc('\n', stderr);
 }
 
-/* Fails early on a --json path that cannot be written, before any work. */
-static bool json_target_ok(const char *path)
-{
-	g_autofree char *dir = g_path_get_dirname(path);
-
-	if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
-		fprintf(stderr, "pmucanary probe: --json %s: is a directory\n", path);
-		return false;
-	}
-	if (access(dir, W_OK | X_OK) < 0) {
-		fprintf(stderr, "pmucanary probe: --json %s: cannot write in %s: %s\n", path,
-			dir, g_strerror(errno));
-		return false;
-	}
-	return true;
-}
-
 int cmd_probe(int argc, char **argv)
 {
 	g_autofree char *json_path = NULL;
@@ -113,7 +97,8 @@ int cmd_probe(int argc, char **argv)
 	GOptionEntry entries[] = {
 		{ "json", 0, 0, G_OPTION_ARG_FILENAME, &json_path,
 		  "also write the result file (schema pmucanary/1, kind probe) to FILE; "
-		  "written atomically, never left half-written", "FILE" },
+		  "a regular file is replaced atomically, never left half-written; a "
+		  "device or FIFO is written to", "FILE" },
 		{ "pmu", 0, 0, G_OPTION_ARG_STRING_ARRAY, &pmus_opt,
 		  "only events of PMU P (repeatable): a sysfs PMU such as msr, or "
 		  "'cpu' for the generic hardware/cache events, 'software' for the "
@@ -173,7 +158,7 @@ int cmd_probe(int argc, char **argv)
 		"refused the spec, no syscall), then the specs profiles disagree on, then the\n"
 		"non-OK cells grouped by outcome and tries (--list-all: every cell).\n"
 		"--perf-binary adds a real perf binary as a column, traced per spec.\n\n"
-		"Exit: 0 probed, 2 bad input, 125 could not probe.");
+		"Exit: 0 probed, 2 bad input, 125 could not probe or write the output.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_reports_add_entries(ctx, &reports);
 	if (!cli_parse(ctx, "probe", &argc, &argv))
@@ -202,7 +187,12 @@ int cmd_probe(int argc, char **argv)
 		}
 		g_ptr_array_add(bins, pb);
 	}
-	if (json_path && !json_target_ok(json_path))
+	/* A FILE that cannot be written fails now, not after the sweep. */
+	if (json_path && outfile_check(json_path) < 0) {
+		fprintf(stderr, "pmucanary probe: --json: %s\n", pc_errmsg());
+		return EXIT_USAGE;
+	}
+	if (!cli_reports_check("probe", &reports))
 		return EXIT_USAGE;
 
 	ret = pmu_set_load(sysfs, &pmus);
@@ -260,7 +250,7 @@ int cmd_probe(int argc, char **argv)
 	if (json_path) {
 		ret = results_write_json(set, json_path);
 		if (ret < 0) {
-			fprintf(stderr, "pmucanary probe: %s\n", pc_errmsg());
+			fprintf(stderr, "pmucanary probe: --json: %s\n", pc_errmsg());
 			rc = EXIT_INFRA;
 		}
 	}

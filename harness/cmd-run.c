@@ -24,7 +24,8 @@ static char *keys_help(void)
 		g_string_append_printf(s, "    %-18s %-10s %s\n", k->key,
 				       k->default_text[0] ? k->default_text : "\"\"", k->help);
 	}
-	g_string_append(s, "\nExit: 0 no harm, 1 harm found, 2 bad input, 125 could not test.\n"
+	g_string_append(s, "\nExit: 0 no harm, 1 harm found, 2 bad input, 125 could not test\n"
+			   "(or could not write --junit/--kcidb or stdout).\n"
 			   "Output: RESULTS/<run-id>/{run.json, matrix.txt, journal.jsonl, consoles}.");
 	return g_string_free(s, FALSE);
 }
@@ -115,6 +116,7 @@ int cmd_run(int argc, char **argv)
 	g_auto(cli_reports) reports = { 0 };
 	struct runner_guests guests;
 	struct runner_report rep;
+	bool reports_failed = false;
 	int e, code;
 
 	g_option_context_set_summary(ctx,
@@ -130,6 +132,9 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "pmucanary run: one SCENARIO at most (see pmucanary run --help)\n");
 		return EXIT_USAGE;
 	}
+	/* A FILE that cannot be written fails now, not after the sweep. */
+	if (!cli_reports_check("run", &reports))
+		return EXIT_USAGE;
 	/* A resumed run reads the scenario it started with from RUN_DIR. */
 	scenario_path = argc == 2 ? g_strdup(argv[1]) : resume ? NULL : cli_default_scenario();
 	o.scenario = scenario_path;
@@ -192,9 +197,12 @@ int cmd_run(int argc, char **argv)
 		g_autofree char *json_path = g_build_filename(rep.run_dir, "run.json", NULL);
 		g_autoptr(result_set) set = NULL;
 
-		if (results_read_json(json_path, &set) < 0 ||
-		    !cli_reports_write("run", &reports, set, NULL, NULL))
+		if (results_read_json(json_path, &set) < 0) {
 			fprintf(stderr, "pmucanary run: %s\n", pc_errmsg());
+			reports_failed = true;
+		} else if (!cli_reports_write("run", &reports, set, NULL, NULL)) {
+			reports_failed = true;
+		}
 	}
 	if (rep.selftest)
 		printf("SELF-TEST RUN: harms below were injected by --selftest-harm%s%s\n",
@@ -208,6 +216,10 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "pmucanary run: could not test: %s\n", rep.why ? rep.why : "?");
 	code = rep.verdict == RUNNER_VERDICT_CLEAN ? EXIT_CLEAN :
 	       rep.verdict == RUNNER_VERDICT_HARM ? EXIT_HARM : EXIT_INFRA;
+	/* A CI job reading --junit must not pass on a report that is not there;
+	 * harm still says harm. */
+	if (reports_failed && code == EXIT_CLEAN)
+		code = EXIT_INFRA;
 	runner_report_clear(&rep);
 	return code;
 }

@@ -1,13 +1,16 @@
 /* pmucanary trace: run a real perf binary and print its perf_event_open calls.
  *
  * Exit codes: 0 traced (the command's own status is printed, not returned),
- * 2 usage or the command cannot be run, 125 tracing itself failed. */
+ * 2 usage or the command cannot be run, 125 tracing itself failed or the
+ * output could not be written. */
 #include "commands.h"
 #include "log.h"
+#include "outfile.h"
 #include "trace.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void print_text(FILE *out, const struct trace_result *res)
@@ -46,7 +49,7 @@ int cmd_trace(int argc, char **argv)
 		"Runs PERF_COMMAND (no shell) under ptrace and prints every perf_event_open\n"
 		"it makes: the attr read from its memory, cpu, and the fd or errno.\n"
 		"Its stderr still passes through. Exit: 0 traced, 2 usage or cannot run,\n"
-		"125 tracing failed.");
+		"125 tracing failed or the output could not be written.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	/* Stop at the first non-option so the command's options are its own. */
 	g_option_context_set_strict_posix(ctx, TRUE);
@@ -73,6 +76,11 @@ int cmd_trace(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	opts.stderr_tail_lines = tail_lines;
+	/* A FILE that cannot be written fails before the command runs. */
+	if (json_path && strcmp(json_path, "-") && outfile_check(json_path) < 0) {
+		fprintf(stderr, "pmucanary trace: --json: %s\n", pc_errmsg());
+		return EXIT_USAGE;
+	}
 
 	int ret = trace_run(argv + 1, &opts, &res);
 	if (ret < 0) {
@@ -84,16 +92,25 @@ int cmd_trace(int argc, char **argv)
 		res->calls->len, res->stops, trace_method_name(opts.method), res->stderr_lines);
 	if (json_path) {
 		json_t *j = trace_result_to_json(res, argv + 1);
-		int jr = strcmp(json_path, "-") == 0
-			? json_dumpf(j, stdout, JSON_INDENT(2)) | (fputc('\n', stdout) == EOF)
-			: json_dump_file(j, json_path, JSON_INDENT(2));
+		char *text = json_dumps(j, JSON_INDENT(2));
+		g_autofree char *doc = text ? g_strconcat(text, "\n", NULL) : NULL;
+		bool to_stdout = strcmp(json_path, "-") == 0;
+
+		free(text);
 		json_decref(j);
-		if (jr != 0) {
-			fprintf(stderr, "pmucanary trace: cannot write %s\n", json_path);
+		if (!doc) {
+			fprintf(stderr, "pmucanary trace: cannot build the JSON\n");
 			return EXIT_INFRA;
 		}
-		if (strcmp(json_path, "-") == 0)
+		/* stdout's own errors are caught at exit (main.c). */
+		if (to_stdout) {
+			fputs(doc, stdout);
 			return EXIT_CLEAN;
+		}
+		if (outfile_write(json_path, doc, strlen(doc)) < 0) {
+			fprintf(stderr, "pmucanary trace: --json: %s\n", pc_errmsg());
+			return EXIT_INFRA;
+		}
 	}
 	print_text(stdout, res);
 	return EXIT_CLEAN;

@@ -10,18 +10,20 @@ enum {
 	EXIT_INFRA = 125, /* could not test / cannot tell */
 };
 
-#define COMMAND_LIST(X)                                                        \
-	X(encode, "print the perf_event_attr a profile builds for each spec")   \
-	X(probe,  "open every event x modifier combination on this host")       \
-	X(image,  "build the guest initramfs for a kernel")                     \
-	X(fleet,  "boot a fleet of guests and watch their heartbeats")          \
-	X(run,    "the crash sweep: open phase, fleet, load phase, report")    \
-	X(lab,    "one lab host per kernel under test, the sweep inside, diffs")  \
-	X(trace,  "run a real perf binary and capture its perf_event_open calls") \
-	X(diff,   "compare two runs: exit 1 on any regression (git bisect run)") \
-	X(matrix, "merge runs from many kernels and hosts into one matrix")
+/* name, the exit code when its output cannot be written (a full disk or
+ * device: stdout or a FILE option), help. */
+#define COMMAND_LIST(X)                                                                       \
+	X(encode, EXIT_INFRA, "print the perf_event_attr a profile builds for each spec")     \
+	X(probe,  EXIT_INFRA, "open every event x modifier combination on this host")         \
+	X(image,  EXIT_INFRA, "build the guest initramfs for a kernel")                       \
+	X(fleet,  EXIT_INFRA, "boot a fleet of guests and watch their heartbeats")            \
+	X(run,    EXIT_INFRA, "the crash sweep: open phase, fleet, load phase, report")       \
+	X(lab,    EXIT_INFRA, "one lab host per kernel under test, the sweep inside, diffs")  \
+	X(trace,  EXIT_INFRA, "run a real perf binary and capture its perf_event_open calls") \
+	X(diff,   EXIT_USAGE, "compare two runs: exit 1 on any regression (git bisect run)")  \
+	X(matrix, EXIT_USAGE, "merge runs from many kernels and hosts into one matrix")
 
-#define COMMAND_DECL(name, help) int cmd_##name(int argc, char **argv);
+#define COMMAND_DECL(name, out_fail, help) int cmd_##name(int argc, char **argv);
 COMMAND_LIST(COMMAND_DECL)
 #undef COMMAND_DECL
 
@@ -47,6 +49,9 @@ struct cli_reports {
 	char *kcidb;
 };
 void cli_reports_add_entries(GOptionContext *ctx, struct cli_reports *r);
+/* Before hours of work: false (message printed) when a FILE cannot be
+ * written at all (a directory, no such directory). */
+bool cli_reports_check(const char *cmd, const struct cli_reports *r);
 bool cli_reports_write(const char *cmd, const struct cli_reports *r,
 		       const struct result_set *set, const struct result_set *base,
 		       const char *base_name);

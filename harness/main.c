@@ -1,9 +1,11 @@
 /* pmucanary: dispatch to one subcommand from one table. */
 #include "commands.h"
 #include "log.h"
+#include "outfile.h"
 #include "report.h"
 #include "results.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +14,11 @@
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
+	int out_fail; /* exit code when stdout or an output FILE fails */
 	const char *help;
 };
 
-#define COMMAND_ENTRY(n, h) { #n, cmd_##n, h },
+#define COMMAND_ENTRY(n, o, h) { #n, cmd_##n, o, h },
 static const struct command commands[] = {
 	COMMAND_LIST(COMMAND_ENTRY)
 };
@@ -94,7 +97,23 @@ bool cli_reports_write(const char *cmd, const struct cli_reports *r,
 
 	for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
 		if (outs[i].path && report_write(outs[i].f, &set, 1, &opts, outs[i].path) < 0) {
-			fprintf(stderr, "pmucanary %s: %s: %s\n", cmd, outs[i].path, pc_errmsg());
+			fprintf(stderr, "pmucanary %s: --%s: %s\n", cmd, report_format_name(outs[i].f),
+				pc_errmsg());
+			return false;
+		}
+	}
+	return true;
+}
+
+bool cli_reports_check(const char *cmd, const struct cli_reports *r)
+{
+	const struct { const char *opt, *path; } outs[] = {
+		{ "junit", r->junit }, { "kcidb", r->kcidb },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
+		if (outs[i].path && outfile_check(outs[i].path) < 0) {
+			fprintf(stderr, "pmucanary %s: --%s: %s\n", cmd, outs[i].opt, pc_errmsg());
 			return false;
 		}
 	}
@@ -118,20 +137,61 @@ static void usage(FILE *out)
 		     "Exit codes: 0 clean, 1 harm or regression, 2 bad input, 125 could not test.\n");
 }
 
+/* The command running, for the stdout check at exit. */
+static const struct command *running;
+static bool stdout_checked;
+
+/* A report printed to a full disk or device must not exit 0: stdio only
+ * tells at the flush, and only if asked. Returns the exit code to use. */
+static int stdout_finish(int rc)
+{
+	int err = 0;
+
+	stdout_checked = true;
+	if (fflush(stdout) != 0)
+		err = errno;
+	if (ferror(stdout) && !err)
+		err = EIO;
+	if (fclose(stdout) != 0 && !err)
+		err = errno;
+	if (!err)
+		return rc;
+	fprintf(stderr, "pmucanary%s%s: cannot write stdout: %s\n", running ? " " : "",
+		running ? running->name : "", g_strerror(err));
+	if (rc != EXIT_CLEAN)
+		return rc;
+	return running ? running->out_fail : EXIT_INFRA;
+}
+
+/* For exit() calls that bypass main's return: GOption's --help exits 0. */
+static void stdout_at_exit(void)
+{
+	int rc;
+
+	if (stdout_checked)
+		return;
+	rc = stdout_finish(EXIT_CLEAN);
+	if (rc != EXIT_CLEAN)
+		_exit(rc);
+}
+
 int main(int argc, char **argv)
 {
+	atexit(stdout_at_exit);
 	if (argc < 2) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return stdout_finish(EXIT_USAGE);
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return EXIT_CLEAN;
+		return stdout_finish(EXIT_CLEAN);
 	}
 	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+		if (!strcmp(argv[1], commands[i].name)) {
+			running = &commands[i];
+			return stdout_finish(commands[i].fn(argc - 1, argv + 1));
+		}
 	fprintf(stderr, "pmucanary: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
-	return EXIT_USAGE;
+	return stdout_finish(EXIT_USAGE);
 }

@@ -5,6 +5,7 @@
 #include "diff.h"
 #include "log.h"
 #include "matrix.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <string.h>
@@ -969,14 +970,9 @@ int report_write(enum report_format f, const struct result_set *const *sets, siz
 		 const struct report_options *opts, const char *path)
 {
 	g_autoptr(GString) out = g_string_new(NULL);
-	g_autoptr(GError) err = NULL;
 	int rc = report_render(f, sets, n, opts, out);
 
 	if (rc < 0)
 		return rc;
-	/* g_file_set_contents writes a temp file and renames it over path. */
-	if (!g_file_set_contents(path, out->str, (gssize)out->len, &err))
-		return pc_fail(EIO, "cannot write %s report %s: %s", report_format_name(f), path,
-			       err->message);
-	return 0;
+	return outfile_write(path, out->str, out->len);
 }

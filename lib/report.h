@@ -62,7 +62,8 @@ struct report_options {
  * origin. opts may be NULL. */
 int report_render(enum report_format f, const struct result_set *const *sets, size_t n,
 		  const struct report_options *opts, GString *out);
-/* Renders and writes path atomically (temp file and rename). */
+/* Renders and writes path through outfile_write(): a regular file atomically,
+ * a device or FIFO in place; a failed write fails with a message naming it. */
 int report_write(enum report_format f, const struct result_set *const *sets, size_t n,
 		 const struct report_options *opts, const char *path);
 

@@ -3,6 +3,7 @@
 
 #include "attr.h"
 #include "log.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -547,64 +548,19 @@ int results_from_json(const json_t *root, const char *name, struct result_set **
 
 /* ---- files ---- */
 
-static bool write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		buf += n;
-		len -= n;
-	}
-	return true;
-}
-
 int results_write_json(const struct result_set *set, const char *path)
 {
-	g_autofree char *dir = g_path_get_dirname(path);
-	g_autofree char *base = g_path_get_basename(path);
-	g_autofree char *tmp = g_strdup_printf("%s/.%s.XXXXXX", dir, base);
 	json_t *root = results_to_json(set);
-	g_autofree char *text = NULL;
-	int fd, dfd, ret = 0;
-
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		ret = pc_fail(errno, "%s: cannot create a temporary file in %s: %s",
-			      path, dir, g_strerror(errno));
-		json_decref(root);
-		return ret;
-	}
 	/* One buffer and one write: jansson's own fd writer makes a syscall
 	 * per token, which is seconds for a full sweep. */
-	text = json_dumps(root, JSON_COMPACT);
-	if (!text || !write_all(fd, text, strlen(text)) || !write_all(fd, "\n", 1))
-		ret = pc_fail(errno ? errno : EIO, "%s: write failed: %s", tmp,
-			      g_strerror(errno ? errno : EIO));
-	else if (fsync(fd) < 0)
-		ret = pc_fail(errno, "%s: fsync failed: %s", tmp, g_strerror(errno));
-	/* Result files are for reading by others (CI, matrix): not 0600. */
-	if (!ret)
-		(void)fchmod(fd, 0644);
-	if (close(fd) < 0 && !ret)
-		ret = pc_fail(errno, "%s: close failed: %s", tmp, g_strerror(errno));
+	char *text = json_dumps(root, JSON_COMPACT);
+	g_autofree char *line = text ? g_strconcat(text, "\n", NULL) : NULL;
+
+	free(text);
 	json_decref(root);
-	if (!ret && rename(tmp, path) < 0)
-		ret = pc_fail(errno, "%s: cannot rename %s into place: %s", path, tmp,
-			      g_strerror(errno));
-	if (ret) {
-		unlink(tmp);
-		return ret;
-	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	return 0;
+	if (!line)
+		return pc_fail(ENOMEM, "cannot write %s: cannot build its JSON", path);
+	return outfile_write(path, line, strlen(line));
 }
 
 int results_read_json(const char *path, struct result_set **out)

@@ -127,8 +127,9 @@ json_t *results_to_json(const struct result_set *set);
  * without profile/spec/outcome, a bad attr fail with -EINVAL and a message
  * naming `name` (the file) and the problem. */
 int results_from_json(const json_t *root, const char *name, struct result_set **out);
-/* Writes atomically: a temp file in the same directory, fsync, rename,
- * fsync of the directory. A reader never sees a partial file. */
+/* Writes through outfile_write(): a regular file atomically (a temp file in
+ * the same directory, fsync, rename, fsync of the directory; a reader never
+ * sees a partial file), a device or FIFO in place. */
 int results_write_json(const struct result_set *set, const char *path);
 /* Truncated or bad JSON fails with -EINVAL and "path:line:column: text". */
 int results_read_json(const char *path, struct result_set **out);

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Every user-given output file (probe --json/--junit/--kcidb, matrix
+# --html/--junit/--kcidb, diff --junit/--kcidb, run --junit/--kcidb, trace
+# --json) and stdout:
+#   - a character device or FIFO at the target is written to, never
+#     replaced by a regular file (`probe --json /dev/full` once replaced the
+#     host's /dev/full); a directory is an error naming it;
+#   - a regular target gets the complete content, atomically; a symlink to
+#     one stays a symlink;
+#   - a write that fails (a full device, a file over RLIMIT_FSIZE) names the
+#     path and exits non-zero with the command's output-failure code (probe,
+#     trace, run: 125; matrix, diff: 2), and leaves the previous file as it
+#     was, or no file at all;
+#   - stdout on a full device is never exit 0.
+# Every node is this test's own, made in its temp dir: never a real /dev one.
+# Needs root (mknod); $PMUCANARY_BIN and $PMUCANARY_TOP (tests/run-tests).
+set -euo pipefail
+top=${PMUCANARY_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+bin=${PMUCANARY_BIN:-$top/build/pmucanary}
+d=$top/tests/data/diff
+m=$top/tests/data/matrix
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: not root (mknod for the test's own device nodes)"
+	exit 77
+fi
+tmp=$(mktemp -d /tmp/cli_outputs.XXXXXX)
+reader=
+cleanup() {
+	[ -n "$reader" ] && kill "$reader" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+if ! mknod "$tmp/null" c 1 3 2>/dev/null || ! mknod "$tmp/full" c 1 7 2>/dev/null; then
+	echo "SKIP: mknod refused (no CAP_MKNOD here)"
+	exit 77
+fi
+mkfifo "$tmp/fifo"
+mkdir "$tmp/adir"
+fails=0 n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+
+# A run that needs no guests: its one spec is rejected by the profile, so
+# nothing is armed, and it still writes every report.
+printf '[fleet]\nguests = 1\n[sweep]\nspecs = cycles:G\nprofiles = perf-3.1\nraw_excludes = false\n' \
+	>"$tmp/rejected.ini"
+
+# Each output option: NAME FAIL-EXIT FORMAT ULIMIT; cmdline NAME PATH sets argv.
+# ULIMIT: whether the target is the only file the command writes, so that a
+# 1 KiB RLIMIT_FSIZE fails that write and nothing before it.
+producers=(
+	"probe-json 125 json yes"
+	"probe-junit 125 xml yes"
+	"probe-kcidb 125 json yes"
+	"matrix-html 2 html yes"
+	"matrix-junit 2 xml yes"
+	"matrix-kcidb 2 json yes"
+	"diff-junit 2 xml yes"
+	"diff-kcidb 2 json yes"
+	"trace-json 125 json yes"
+	"run-junit 125 xml no"
+	"run-kcidb 125 json no"
+)
+probe=(probe --pmu software --event cpu-clock --profile perf-modern)
+cmdline() {
+	case $1 in
+	probe-json) argv=("${probe[@]}" --json "$2") ;;
+	probe-junit) argv=("${probe[@]}" --junit "$2") ;;
+	probe-kcidb) argv=("${probe[@]}" --kcidb "$2") ;;
+	matrix-html) argv=(matrix "$m/tcg-6.1.json" --html "$2") ;;
+	matrix-junit) argv=(matrix "$m/tcg-6.1.json" --junit "$2") ;;
+	matrix-kcidb) argv=(matrix "$m/tcg-6.1.json" --kcidb "$2") ;;
+	diff-junit) argv=(diff "$d/run-3.8.json" "$d/run-3.8-extra.json" --junit "$2") ;;
+	diff-kcidb) argv=(diff "$d/run-3.8.json" "$d/run-3.8-extra.json" --kcidb "$2") ;;
+	trace-json) argv=(trace --json "$2" -- /bin/sh -c 'exit 3') ;;
+	run-junit) argv=(run --results "$tmp/runs" --junit "$2" "$tmp/rejected.ini") ;;
+	run-kcidb) argv=(run --results "$tmp/runs" --kcidb "$2" "$tmp/rejected.ini") ;;
+	*) echo "no producer $1" >&2; exit 1 ;;
+	esac
+}
+# pmc [ARGS...]: the command line in argv, stdout to our own null device,
+# stderr to $tmp/err; sets rc.
+pmc() {
+	rc=0
+	timeout 300 "$bin" "${argv[@]}" >"$tmp/null" 2>"$tmp/err" || rc=$?
+}
+# complete FILE FORMAT: the whole document, not a prefix of it.
+complete() {
+	[ -s "$1" ] || return 1
+	case $2 in
+	json) jq -e . "$1" >/dev/null 2>&1 ;;
+	xml) tail -n 2 "$1" | grep -q '^</testsuites>$' ;;
+	html) tail -n 2 "$1" | grep -q '^</html>$' ;;
+	esac
+}
+# Only NAMEs in DIR: no temporary file left beside the target.
+only() { [ "$(cd "$1" && ls -A | tr '\n' ' ')" = "$2" ]; }
+names() { grep -qF -- "$1" "$tmp/err"; }
+
+for p in "${producers[@]}"; do
+	read -r name failrc fmt lim <<<"$p"
+
+	# A missing regular target: the whole document, nothing else beside it.
+	mkdir "$tmp/reg-$name"
+	cmdline "$name" "$tmp/reg-$name/out"
+	pmc
+	check "$name: regular file: exit 0" [ "$rc" -eq 0 ]
+	check "$name: regular file: complete" complete "$tmp/reg-$name/out" "$fmt"
+	check "$name: regular file: no temporary file left" only "$tmp/reg-$name" "out "
+	size=$(stat -c %s "$tmp/reg-$name/out")
+
+	# An existing one is replaced whole; its mode stays; a symlink to it
+	# stays a symlink.
+	mkdir "$tmp/old-$name"
+	echo previous >"$tmp/old-$name/out"
+	chmod 600 "$tmp/old-$name/out"
+	ln -s out "$tmp/old-$name/link"
+	cmdline "$name" "$tmp/old-$name/link"
+	pmc
+	check "$name: through a symlink: exit 0" [ "$rc" -eq 0 ]
+	check "$name: through a symlink: the link is still a link" [ -L "$tmp/old-$name/link" ]
+	check "$name: through a symlink: its target replaced whole" complete "$tmp/old-$name/out" "$fmt"
+	check "$name: existing file keeps its mode" [ "$(stat -c %a "$tmp/old-$name/out")" = 600 ]
+	check "$name: existing file: no temporary file left" only "$tmp/old-$name" "link out "
+
+	# Our own null device: written to, still a character device.
+	cmdline "$name" "$tmp/null"
+	pmc
+	check "$name: null device: exit 0" [ "$rc" -eq 0 ]
+	check "$name: null device: still a character device" [ -c "$tmp/null" ]
+
+	# A FIFO: the reader gets the whole document; still a FIFO.
+	rm -f "$tmp/got"
+	cat "$tmp/fifo" >"$tmp/got" &
+	reader=$!
+	cmdline "$name" "$tmp/fifo"
+	pmc
+	for _ in $(seq 50); do kill -0 "$reader" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$reader" 2>/dev/null; then
+		kill "$reader" 2>/dev/null || true
+		bad "$name: FIFO: the reader got no end of file (nobody opened the FIFO)"
+	fi
+	wait "$reader" 2>/dev/null || true
+	reader=
+	check "$name: FIFO: exit 0" [ "$rc" -eq 0 ]
+	check "$name: FIFO: still a FIFO" [ -p "$tmp/fifo" ]
+	check "$name: FIFO: the reader got the whole document" complete "$tmp/got" "$fmt"
+
+	# Our own full device: a write error naming it, the command's
+	# output-failure exit code; still a character device.
+	cmdline "$name" "$tmp/full"
+	pmc
+	check "$name: full device: exit $failrc (got $rc)" [ "$rc" -eq "$failrc" ]
+	check "$name: full device: the message names it" names "$tmp/full"
+	check "$name: full device: still a character device" [ -c "$tmp/full" ]
+
+	# A directory is an error naming it.
+	cmdline "$name" "$tmp/adir"
+	pmc
+	check "$name: directory: non-zero exit (got $rc)" [ "$rc" -ne 0 ]
+	check "$name: directory: the message names it" names "$tmp/adir"
+	check "$name: directory: still an empty directory" only "$tmp/adir" ""
+
+	# A regular file whose write fails (RLIMIT_FSIZE, as on a full disk):
+	# the previous content stays; a missing target stays missing.
+	if [ "$lim" = yes ] && [ "$size" -gt 1024 ]; then
+		mkdir "$tmp/lim-$name"
+		echo previous >"$tmp/lim-$name/out"
+		cmdline "$name" "$tmp/lim-$name/out"
+		(trap '' XFSZ; ulimit -f 1; pmc; echo "$rc" >"$tmp/rc")
+		rc=$(cat "$tmp/rc")
+		check "$name: failed write: exit $failrc (got $rc)" [ "$rc" -eq "$failrc" ]
+		check "$name: failed write: the message names the file" names "$tmp/lim-$name/out"
+		check "$name: failed write: the previous file is intact" \
+			[ "$(cat "$tmp/lim-$name/out")" = previous ]
+		check "$name: failed write: no temporary file left" only "$tmp/lim-$name" "out "
+		cmdline "$name" "$tmp/lim-$name/new"
+		(trap '' XFSZ; ulimit -f 1; pmc; echo "$rc" >"$tmp/rc")
+		rc=$(cat "$tmp/rc")
+		check "$name: failed write to a new file: exit $failrc (got $rc)" [ "$rc" -eq "$failrc" ]
+		check "$name: failed write to a new file: nothing left" only "$tmp/lim-$name" "out "
+	fi
+done
+
+# Stdout on our own full device: never exit 0, and the message says stdout.
+stdout_cases=(
+	"probe|${probe[*]}"
+	"matrix|matrix $m/tcg-6.1.json"
+	"diff|diff $d/run-3.8.json $d/run-3.8-extra.json"
+	"diff --json|diff --json $d/run-3.8.json $d/run-3.8-extra.json"
+	"trace|trace -- /bin/true"
+	"trace --json -|trace --json - -- /bin/true"
+	"encode|encode -p perf-modern cycles:pp"
+	"encode --json|encode -p perf-modern --json cycles:pp"
+	"encode --list-profiles|encode --list-profiles"
+	"run|run --results $tmp/runs $tmp/rejected.ini"
+	"probe --help|probe --help"
+	"--help|--help"
+)
+for c in "${stdout_cases[@]}"; do
+	what=${c%%|*}
+	read -r -a argv <<<"${c#*|}"
+	rc=0
+	timeout 300 "$bin" "${argv[@]}" >"$tmp/full" 2>"$tmp/err" || rc=$?
+	check "$what >full: non-zero exit (got $rc)" [ "$rc" -ne 0 ]
+	check "$what >full: the message says stdout" names "stdout"
+done
+check "full device still a character device" [ -c "$tmp/full" ]
+
+echo "$((n - fails)) of $n passed"
+[ "$fails" -eq 0 ]
