@@ -227,6 +227,7 @@ int cmd_probe(int argc, char **argv)
 	enumerate_cells(pmus, pairs, set->kernel, set);
 
 	popts.per_task = per_task;
+	popts.pmus = pmus; /* record mode, the zero default */
 	if (tty) {
 		popts.progress = progress_tty;
 	}

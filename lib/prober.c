@@ -191,6 +191,8 @@ void prober_probe_cell(struct prober *pr, const struct profile *p, struct cell *
 	g_array_set_size(cell->tries, 0);
 	g_array_set_size(cell->per_cpu, 0);
 	cur = cell->attr;
+	if (p)
+		profile_fallback_begin(p, pr->opts.pmus, cell->spec, pr->opts.mode, &st);
 	for (int i = 0; i < PROBER_MAX_TRIES; i++) {
 		res = prober_open(pr, &cur);
 		cell_add_try(cell, &cur, res->outcome, why);

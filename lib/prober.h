@@ -28,6 +28,12 @@
 
 struct prober_opts {
 	bool per_task;  /* force pid 0, cpu -1 even when system-wide works */
+	/* The perf command the cells model and the PMUs their specs name: a
+	 * chain depends on both (perf stat takes no builtin fallbacks; :P
+	 * walks precise_ip down). Zero: perf record; NULL: generic specs only
+	 * are parsed for the chain. */
+	enum profile_mode mode;
+	const struct pmu_set *pmus;
 	/* Called now and then with distinct attrs opened so far and the cells
 	 * done out of total; NULL for none. */
 	void (*progress)(size_t cells_done, size_t cells_total, size_t distinct,

@@ -1097,6 +1097,8 @@ static int open_phase(struct run *r)
 	json_t *counts = json_object();
 	int e;
 
+	po.mode = !strcmp(r->sc->mode, "stat") ? PROFILE_MODE_STAT : PROFILE_MODE_RECORD;
+	po.pmus = r->pmus;
 	if ((e = prober_new(&po, &pr)) || (e = prober_run(pr, r->set)) ||
 	    (e = probe_binaries(r))) {
 		json_decref(counts);

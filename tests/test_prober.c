@@ -262,10 +262,12 @@ struct chain_step {
 
 /* Probes want[0].attr under profile and checks every try: attr byte for
  * byte, why, outcome, and the outcome against a plain open. */
-static void check_chain(struct prober *pr, GArray *cpus, const char *profile,
-			const struct chain_step *want, size_t n)
+#define check_chain(pr, cpus, profile, want, n) check_chain_spec(pr, cpus, profile, "x", want, n)
+
+static void check_chain_spec(struct prober *pr, GArray *cpus, const char *profile,
+			     const char *spec, const struct chain_step *want, size_t n)
 {
-	g_autoptr(results_cell) c = cell_new("k", profile, "x");
+	g_autoptr(results_cell) c = cell_new("k", profile, spec);
 	g_autofree enum outcome *per = g_new0(enum outcome, cpus->len);
 	const struct profile *p = profile_find(profile);
 
@@ -385,6 +387,55 @@ static void test_fallback_chains_exact(void **state)
 	}
 }
 
+/* The chain depends on the spec and on the perf command: `perf record -e
+ * cycles:P` walks precise_ip down from 3 before perf's cycles -> cpu-clock
+ * fallback (evsel__precise_ip_fallback() in __evsel__open(), then
+ * evsel__fallback()); `perf stat -e cycles` marks the counter "<not
+ * supported>" and retries nothing (stat_handle_error() @6.1). */
+static void test_fallback_precise_walk_and_stat(void **state)
+{
+	g_autoptr(prober) rec = NULL, stat = NULL;
+	g_autoptr(GArray) cpus = cpus_online();
+	struct prober_opts so = { .mode = PROFILE_MODE_STAT };
+	struct perf_event_attr cycles = sw_sampling(PERF_COUNT_SW_CPU_CLOCK);
+	struct chain_step s[5];
+	long fd;
+
+	if (geteuid() != 0)
+		test_skip("not root: system-wide opens need CAP_PERFMON");
+	cycles.type = PERF_TYPE_HARDWARE;
+	cycles.config = PERF_COUNT_HW_CPU_CYCLES;
+	fd = syscall(__NR_perf_event_open, &cycles, -1, g_array_index(cpus, int, 0), -1, 0);
+	if (fd >= 0) {
+		close((int)fd);
+		test_skip("this host counts hardware cycles: no fallback to show");
+		return;
+	}
+	if (errno != ENOENT)
+		test_skip("hardware cycles give errno %d here, not ENOENT", errno);
+	assert_int_equal(prober_new(NULL, &rec), 0);
+	assert_int_equal(prober_new(&so, &stat), 0);
+
+	cycles.precise_ip = 3;
+	for (int i = 0; i < 4; i++) {
+		s[i] = (struct chain_step){ cycles, i ? "P: decrease precise_ip by one" : NULL,
+					    OUTCOME_ENOENT };
+		s[i].attr.precise_ip = 3 - i;
+	}
+	s[4] = (struct chain_step){ cycles, "cycles -> cpu-clock: no hardware cycles event",
+				    OUTCOME_OK };
+	s[4].attr.type = PERF_TYPE_SOFTWARE;
+	s[4].attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	check_chain_spec(rec, cpus, "perf-6.1", "cycles:P", s, 5);
+	/* :ppp is no walk: straight to cpu-clock, precise_ip kept */
+	s[1] = s[4];
+	check_chain_spec(rec, cpus, "perf-6.1", "cycles:ppp", s, 2);
+
+	cycles.precise_ip = 0;
+	s[0] = (struct chain_step){ cycles, NULL, OUTCOME_ENOENT };
+	check_chain_spec(stat, cpus, "perf-6.1", "cycles", s, 1);
+}
+
 static void test_per_task(void **state)
 {
 	g_autoptr(prober) pr = NULL;
@@ -474,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_agrees_with_plain_open),
 		cmocka_unit_test(test_fallback_every_profile),
 		cmocka_unit_test(test_fallback_chains_exact),
+		cmocka_unit_test(test_fallback_precise_walk_and_stat),
 		cmocka_unit_test(test_per_task),
 		cmocka_unit_test(test_emfile_raises_limit),
 		cmocka_unit_test(test_emfile_is_infra),
