@@ -1,0 +1,130 @@
+#include "infile.h"
+
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const struct {
+	const char *name;
+	size_t limit;
+} kinds[INFILE_KIND_COUNT] = {
+	[INFILE_CONFIG] = { "scenario or errata file", (size_t)1 << 20 },
+	[INFILE_RESULTS] = { "result file", (size_t)512 << 20 },
+	[INFILE_KERNEL] = { "kernel image", (size_t)256 << 20 },
+};
+
+const char *infile_kind_name(enum infile_kind kind)
+{
+	return kind < INFILE_KIND_COUNT ? kinds[kind].name : "file";
+}
+
+size_t infile_limit(enum infile_kind kind)
+{
+	return kind < INFILE_KIND_COUNT ? kinds[kind].limit : 0;
+}
+
+static const char *type_name(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" :
+	       S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" :
+	       S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* "1 MiB", "512 MiB", or bytes for a limit that is not whole MiB. */
+static char *limit_str(size_t limit)
+{
+	if (limit && limit % (1 << 20) == 0)
+		return g_strdup_printf("%zu MiB", limit >> 20);
+	return g_strdup_printf("%zu bytes", limit);
+}
+
+int infile_read_limit(const char *path, size_t limit, bool text, const char *what,
+		      char **data, size_t *len)
+{
+	g_autofree char *buf = NULL;
+	g_autofree char *lim = limit_str(limit);
+	size_t have = 0, cap;
+	struct stat st;
+	int fd, e;
+
+	*data = NULL;
+	if (len)
+		*len = 0;
+	if (!what)
+		what = "file";
+	if (!path || !*path)
+		return pc_fail(EINVAL, "cannot read an empty path");
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return pc_fail(errno, "%s: %s", path, g_strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		close(fd);
+		return pc_fail(e, "%s: %s", path, g_strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return pc_fail(S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
+			       "%s: %s, not a regular file (a %s is expected)", path,
+			       type_name(st.st_mode), what);
+	}
+	if ((guint64)st.st_size > limit) {
+		close(fd);
+		return pc_fail(EFBIG, "%s: %lld bytes, more than %s, the limit for a %s", path,
+			       (long long)st.st_size, lim, what);
+	}
+	/* The file may grow while read: never past limit + 1 bytes. */
+	cap = MIN((size_t)st.st_size, limit) + 1;
+	buf = g_malloc(cap + 1);
+	for (;;) {
+		ssize_t n;
+
+		if (have == cap) {
+			if (cap > limit)
+				break;
+			cap = MIN(cap * 2, limit + 1);
+			buf = g_realloc(buf, cap + 1);
+		}
+		n = read(fd, buf + have, cap - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = errno;
+			close(fd);
+			return pc_fail(e, "%s: %s", path, g_strerror(e));
+		}
+		if (n == 0)
+			break;
+		have += (size_t)n;
+	}
+	close(fd);
+	if (have > limit)
+		return pc_fail(EFBIG, "%s: more than %s, the limit for a %s", path, lim, what);
+	buf[have] = '\0';
+	if (text) {
+		const char *nul = memchr(buf, '\0', have);
+
+		if (nul) {
+			unsigned int line = 1;
+
+			for (const char *p = buf; p < nul; p++)
+				line += *p == '\n';
+			return pc_fail(EINVAL, "%s:%u: a NUL byte: not a text file", path, line);
+		}
+	}
+	*data = g_steal_pointer(&buf);
+	if (len)
+		*len = have;
+	return 0;
+}
+
+int infile_read(const char *path, enum infile_kind kind, char **data, size_t *len)
+{
+	return infile_read_limit(path, infile_limit(kind), kind == INFILE_CONFIG,
+				 infile_kind_name(kind), data, len);
+}

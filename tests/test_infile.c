@@ -1,0 +1,174 @@
+/* infile: a regular file is read whole; a FIFO with no writer, a device
+ * that never ends and a directory are refused at once naming the path; a
+ * file over its limit fails naming the limit; a NUL byte in a text file
+ * fails naming path:line. Every node is made in the test's own temp dir. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "infile.h"
+#include "log.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+static char *dir;
+
+static int setup(void **state)
+{
+	dir = g_dir_make_tmp("test_infile-XXXXXX", NULL);
+	assert_non_null(dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *name;
+
+	while (d && (name = g_dir_read_name(d))) {
+		g_autofree char *p = g_build_filename(dir, name, NULL);
+
+		if (unlink(p) < 0)
+			rmdir(p);
+	}
+	rmdir(dir);
+	g_clear_pointer(&dir, g_free);
+	return 0;
+}
+
+static char *make_file(const char *name, const char *data, size_t len)
+{
+	char *p = g_build_filename(dir, name, NULL);
+
+	assert_true(g_file_set_contents(p, data, (gssize)len, NULL));
+	return p;
+}
+
+static void test_regular(void **state)
+{
+	g_autofree char *p = make_file("a.ini", "[fleet]\nguests = 1\n", 19);
+	g_autofree char *empty = make_file("e.ini", "", 0);
+	g_autofree char *data = NULL;
+	size_t len = 99;
+
+	assert_int_equal(infile_read(p, INFILE_CONFIG, &data, &len), 0);
+	assert_int_equal(len, 19);
+	assert_string_equal(data, "[fleet]\nguests = 1\n");
+	g_clear_pointer(&data, g_free);
+	assert_int_equal(infile_read(empty, INFILE_RESULTS, &data, &len), 0);
+	assert_int_equal(len, 0);
+	assert_string_equal(data, "");
+}
+
+static void test_missing(void **state)
+{
+	g_autofree char *p = g_build_filename(dir, "none.ini", NULL);
+	char *data = (char *)1;
+
+	assert_int_equal(infile_read(p, INFILE_CONFIG, &data, NULL), -ENOENT);
+	assert_null(data);
+	assert_non_null(strstr(pc_errmsg(), p));
+}
+
+/* A FIFO with no writer: refused at once, not a read that waits forever. */
+static void test_fifo(void **state)
+{
+	g_autofree char *p = g_build_filename(dir, "fifo", NULL);
+	g_autofree char *data = NULL;
+
+	assert_int_equal(mkfifo(p, 0600), 0);
+	alarm(10);
+	assert_int_equal(infile_read(p, INFILE_CONFIG, &data, NULL), -EINVAL);
+	alarm(0);
+	assert_null(data);
+	assert_non_null(strstr(pc_errmsg(), p));
+	assert_non_null(strstr(pc_errmsg(), "FIFO"));
+	assert_null(strchr(pc_errmsg(), '\n'));
+}
+
+/* Our own /dev/zero: refused before a byte is read. */
+static void test_device(void **state)
+{
+	g_autofree char *p = g_build_filename(dir, "zero", NULL);
+	g_autofree char *data = NULL;
+
+	if (mknod(p, S_IFCHR | 0600, makedev(1, 5)) < 0) {
+		test_skip("mknod %s: %s (needs root)", p, g_strerror(errno));
+		return;
+	}
+	assert_int_equal(infile_read(p, INFILE_KERNEL, &data, NULL), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), p));
+	assert_non_null(strstr(pc_errmsg(), "character device"));
+}
+
+static void test_directory(void **state)
+{
+	g_autofree char *data = NULL;
+
+	assert_int_equal(infile_read(dir, INFILE_RESULTS, &data, NULL), -EISDIR);
+	assert_non_null(strstr(pc_errmsg(), dir));
+	assert_non_null(strstr(pc_errmsg(), "directory"));
+}
+
+static void test_limit(void **state)
+{
+	g_autofree char *p = make_file("big", "0123456789", 10);
+	g_autofree char *data = NULL;
+
+	assert_int_equal(infile_read_limit(p, 10, false, "thing", &data, NULL), 0);
+	assert_string_equal(data, "0123456789");
+	g_clear_pointer(&data, g_free);
+	assert_int_equal(infile_read_limit(p, 9, false, "thing", &data, NULL), -EFBIG);
+	assert_null(data);
+	assert_non_null(strstr(pc_errmsg(), p));
+	assert_non_null(strstr(pc_errmsg(), "9 bytes"));
+	assert_non_null(strstr(pc_errmsg(), "thing"));
+	/* The limits are generous for real files and said in MiB. */
+	assert_int_equal(infile_limit(INFILE_CONFIG), 1 << 20);
+	assert_int_equal(infile_limit(INFILE_RESULTS), 512 << 20);
+	assert_int_equal(infile_limit(INFILE_KERNEL), 256 << 20);
+	g_autofree char *over = g_build_filename(dir, "over.ini", NULL);
+	g_autofree char *big = g_malloc0((1 << 20) + 1);
+
+	memset(big, 'x', (1 << 20) + 1);
+	assert_true(g_file_set_contents(over, big, (1 << 20) + 1, NULL));
+	assert_int_equal(infile_read(over, INFILE_CONFIG, &data, NULL), -EFBIG);
+	assert_non_null(strstr(pc_errmsg(), "1 MiB"));
+}
+
+static void test_nul(void **state)
+{
+	g_autofree char *p = make_file("nul.ini", "[fleet]\nguests = 1\nx\0y\n", 23);
+	g_autofree char *data = NULL;
+	g_autofree char *where = g_strdup_printf("%s:3:", p);
+	size_t len;
+
+	assert_int_equal(infile_read(p, INFILE_CONFIG, &data, NULL), -EINVAL);
+	assert_null(data);
+	assert_non_null(strstr(pc_errmsg(), where));
+	/* Binary kinds keep their NULs. */
+	assert_int_equal(infile_read(p, INFILE_KERNEL, &data, &len), 0);
+	assert_int_equal(len, 23);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_regular, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_directory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nul, setup, teardown),
+	};
+
+	return test_run_group(tests, NULL, NULL);
+}
