@@ -2,6 +2,7 @@
 #include "errata.h"
 
 #include "attr.h"
+#include "infile.h"
 #include "log.h"
 
 #include <ctype.h>
@@ -30,7 +31,7 @@ static const struct {
 };
 
 struct range {
-	long lo, hi;               /* inclusive; LONG_MIN/LONG_MAX open */
+	int64_t lo, hi;            /* inclusive; INT64_MIN/INT64_MAX open */
 };
 
 struct attr_cond {
@@ -62,19 +63,38 @@ struct errata {
 
 /* ---- CPU signature and kernel releases ---- */
 
+/* The numbers perf's parser reads: 0x.. hex, else decimal ("010" is ten).
+ * -ERANGE above max; -EINVAL for signs, spaces, other bases or garbage. */
+static int number_parse(const char *s, guint64 max, guint64 *out)
+{
+	g_autoptr(GError) err = NULL;
+	guint base = 10;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!g_ascii_isxdigit(*s) ||
+	    !g_ascii_string_to_unsigned(s, base, 0, max, out, &err))
+		return err && g_error_matches(err, G_NUMBER_PARSER_ERROR,
+					      G_NUMBER_PARSER_ERROR_OUT_OF_BOUNDS) ? -ERANGE : -EINVAL;
+	return 0;
+}
+
+/* A CPU part from run data; -1 (unknown) unless it is a number in int range,
+ * so 2^32+6 never passes for family 6. */
 static int json_int_or(const json_t *o, const char *key)
 {
 	json_t *v = o ? json_object_get(o, key) : NULL;
+	guint64 n;
 
-	if (json_is_integer(v))
-		return (int)json_integer_value(v);
-	if (json_is_string(v)) {
-		char *end;
-		long n = strtol(json_string_value(v), &end, 0);
+	if (json_is_integer(v)) {
+		json_int_t i = json_integer_value(v);
 
-		if (end != json_string_value(v) && !*end)
-			return (int)n;
+		return i >= 0 && i <= G_MAXINT ? (int)i : -1;
 	}
+	if (json_is_string(v) && number_parse(json_string_value(v), G_MAXINT, &n) == 0)
+		return (int)n;
 	return -1;
 }
 
@@ -123,17 +143,38 @@ bool cpu_sig_equal(const struct cpu_sig *a, const struct cpu_sig *b)
 	       a->model == b->model && a->stepping == b->stepping;
 }
 
+/* Compares the digit runs at *a and *b as numbers of any length (no strtoul
+ * saturation: 99999999999999999999 > 18446744073709551615) and steps past them. */
+static int digits_compare(const char **a, const char **b)
+{
+	size_t la, lb;
+	int cmp;
+
+	while (**a == '0' && g_ascii_isdigit((*a)[1]))
+		(*a)++;
+	while (**b == '0' && g_ascii_isdigit((*b)[1]))
+		(*b)++;
+	la = strspn(*a, "0123456789");
+	lb = strspn(*b, "0123456789");
+	cmp = la != lb ? (la < lb ? -1 : 1) : memcmp(*a, *b, la);
+	*a += la;
+	*b += lb;
+	return cmp < 0 ? -1 : cmp > 0;
+}
+
 int kernel_release_compare(const char *a, const char *b)
 {
 	for (int i = 0; i < 4; i++) {
-		unsigned long x = 0, y = 0;
+		const char *x = (a && isdigit((unsigned char)*a)) ? a : "0";
+		const char *y = (b && isdigit((unsigned char)*b)) ? b : "0";
+		int cmp = digits_compare(&x, &y);
 
+		if (cmp)
+			return cmp;
 		if (a && isdigit((unsigned char)*a))
-			x = strtoul(a, (char **)&a, 10);
+			a = x;
 		if (b && isdigit((unsigned char)*b))
-			y = strtoul(b, (char **)&b, 10);
-		if (x != y)
-			return x < y ? -1 : 1;
+			b = y;
 		/* Only "." continues the numeric part: "-rc1", "+" end it. */
 		a = (a && *a == '.') ? a + 1 : NULL;
 		b = (b && *b == '.') ? b + 1 : NULL;
@@ -178,7 +219,7 @@ static void erratum_free(void *p)
 static struct erratum *erratum_new(const char *id)
 {
 	struct erratum *e = g_new0(struct erratum, 1);
-	const struct range any = { LONG_MIN, LONG_MAX };
+	const struct range any = { INT64_MIN, INT64_MAX };
 
 	e->id = g_strdup(id);
 	e->family = e->model = e->stepping = any;
@@ -209,61 +250,59 @@ static size_t op_parse(const char *s, enum errata_op *op)
 	return 0;
 }
 
-static bool number_parse(const char *s, long *out)
-{
-	char *end;
-
-	if (!*s)
-		return false;
-	errno = 0;
-	*out = strtol(s, &end, 0);
-	return !errno && !*end && *out >= 0;
-}
-
-static bool range_parse(const char *v, struct range *r)
+/* A CPU part bound: cpu_sig holds ints, so 0..G_MAXINT; computed in int64_t
+ * so ">N" and "<N" never overflow. 0, -EINVAL (not a range) or -ERANGE. */
+static int range_parse(const char *v, struct range *r)
 {
 	enum errata_op op;
 	size_t n;
 	const char *dash;
-	long a, b;
+	guint64 a, b;
+	int rc;
 
-	r->lo = LONG_MIN;
-	r->hi = LONG_MAX;
+	r->lo = INT64_MIN;
+	r->hi = INT64_MAX;
 	if (!strcmp(v, "*"))
-		return true;
+		return 0;
 	n = op_parse(v, &op);
 	if (n) {
-		if (op == ERRATA_OP_NE || !number_parse(v + n, &a))
-			return false;
+		if (op == ERRATA_OP_NE)
+			return -EINVAL;
+		if ((rc = number_parse(v + n, G_MAXINT, &a)) < 0)
+			return rc;
 		switch (op) {
-		case ERRATA_OP_EQ: r->lo = r->hi = a; break;
-		case ERRATA_OP_LT: r->hi = a - 1; break;
-		case ERRATA_OP_LE: r->hi = a; break;
-		case ERRATA_OP_GT: r->lo = a + 1; break;
-		case ERRATA_OP_GE: r->lo = a; break;
-		default: return false;
+		case ERRATA_OP_EQ: r->lo = r->hi = (int64_t)a; break;
+		case ERRATA_OP_LT: r->hi = (int64_t)a - 1; break;
+		case ERRATA_OP_LE: r->hi = (int64_t)a; break;
+		case ERRATA_OP_GT: r->lo = (int64_t)a + 1; break;
+		case ERRATA_OP_GE: r->lo = (int64_t)a; break;
+		default: return -EINVAL;
 		}
-		return true;
+		/* "<0" and ">2147483647" match no CPU: a typo, not an entry. */
+		return r->lo > r->hi || r->lo > G_MAXINT || r->hi < 0 ? -ERANGE : 0;
 	}
 	dash = strchr(v, '-');
 	if (dash) {
 		g_autofree char *left = g_strndup(v, dash - v);
 
-		if (!number_parse(left, &a) || !number_parse(dash + 1, &b) || a > b)
-			return false;
-		r->lo = a;
-		r->hi = b;
-		return true;
+		if ((rc = number_parse(left, G_MAXINT, &a)) < 0 ||
+		    (rc = number_parse(dash + 1, G_MAXINT, &b)) < 0)
+			return rc;
+		if (a > b)
+			return -EINVAL;
+		r->lo = (int64_t)a;
+		r->hi = (int64_t)b;
+		return 0;
 	}
-	if (!number_parse(v, &a))
-		return false;
-	r->lo = r->hi = a;
-	return true;
+	if ((rc = number_parse(v, G_MAXINT, &a)) < 0)
+		return rc;
+	r->lo = r->hi = (int64_t)a;
+	return 0;
 }
 
 static bool range_holds(const struct range *r, int v)
 {
-	if (r->lo == LONG_MIN && r->hi == LONG_MAX)
+	if (r->lo == INT64_MIN && r->hi == INT64_MAX)
 		return true;
 	/* A bounded range never matches an unknown part: no guessing. */
 	return v >= 0 && v >= r->lo && v <= r->hi;
@@ -275,6 +314,25 @@ static int key_fail(const char *name, int line, const char *key, const char *fmt
 	g_autofree char *what = g_strdup_printf(fmt, val);
 
 	return pc_fail(EINVAL, "%s:%d: key '%s': %s", name, line, key, what);
+}
+
+/* "3.7", "2.6.32", "6.1.0-rc1": up to 4 dot-separated decimal parts, each
+ * 0..G_MAXUINT32, then nothing or a "-"/"+" suffix. */
+static int release_check(const char *r)
+{
+	for (int i = 0; i < 4; i++) {
+		size_t len = strspn(r, "0123456789");
+		g_autofree char *part = g_strndup(r, len);
+		guint64 n;
+
+		if (!len || !g_ascii_string_to_unsigned(part, 10, 0, G_MAXUINT32, &n, NULL))
+			return -ERANGE;
+		r += len;
+		if (*r != '.')
+			break;
+		r++;
+	}
+	return !*r || *r == '-' || *r == '+' ? 0 : -EINVAL;
 }
 
 static int kernel_parse(struct erratum *e, const char *v, const char *name, int line)
@@ -291,6 +349,10 @@ static int kernel_parse(struct erratum *e, const char *v, const char *name, int 
 		if (!n || !isdigit((unsigned char)(*w)[n]))
 			return key_fail(name, line, "kernel",
 					"'%s' is not OP RELEASE (e.g. <3.7, >=2.6.32)", *w);
+		if (release_check(*w + n) < 0)
+			return key_fail(name, line, "kernel",
+					"'%s': a release is up to 4 decimal parts of 0..4294967295 "
+					"(e.g. <3.7, >=2.6.32, <6.1-rc1)", *w);
 		c.release = g_strdup(*w + n);
 		g_array_append_val(e->kernel, c);
 	}
@@ -303,8 +365,9 @@ static int attr_parse(struct erratum *e, const char *v, const char *name, int li
 
 	for (char **w = words; *w; w++) {
 		struct attr_cond c;
+		struct perf_event_attr probe = { 0 };
 		size_t i = 0, n;
-		long val;
+		int rc;
 
 		if (!**w)
 			continue;
@@ -317,10 +380,13 @@ static int attr_parse(struct erratum *e, const char *v, const char *name, int li
 			return key_fail(name, line, "attr",
 					"unknown perf_event_attr member in '%s'", *w);
 		n = op_parse(*w + i, &c.op);
-		if (!n || !number_parse(*w + i + n, &val))
+		rc = n ? number_parse(*w + i + n, G_MAXUINT64, &c.value) : -EINVAL;
+		if (rc == -ERANGE || (rc == 0 && attr_set(&probe, c.field, c.value) < 0))
+			return pc_fail(EINVAL, "%s:%d: key 'attr': '%s': value does not fit "
+				       "perf_event_attr.%s", name, line, *w, member);
+		if (rc < 0)
 			return key_fail(name, line, "attr",
 					"'%s' is not MEMBER OP NUMBER (e.g. precise_ip>=1)", *w);
-		c.value = (uint64_t)val;
 		g_array_append_val(e->attr, c);
 	}
 	return 0;
@@ -362,9 +428,14 @@ static int entry_set(struct erratum *e, const char *key, const char *v,
 		struct range *r = key[0] == 'f' ? &e->family :
 				  key[0] == 'm' ? &e->model : &e->stepping;
 
-		if (!range_parse(v, r))
+		int rc = range_parse(v, r);
+
+		if (rc == -ERANGE)
+			return pc_fail(EINVAL, "%s:%d: key '%s': '%s' is out of range "
+				       "(a CPU part is 0..%d)", name, line, key, v, G_MAXINT);
+		if (rc < 0)
 			return key_fail(name, line, key,
-					"'%s' is not N, N-M, <N, >=N or *", v);
+					"'%s' is not N, N-M, <N, >=N or * (N decimal or 0x hex)", v);
 	} else if (!strcmp(key, "kernel")) {
 		return kernel_parse(e, v, name, line);
 	} else if (!strcmp(key, "attr")) {
@@ -450,12 +521,11 @@ int errata_parse(const char *text, const char *name, struct errata **out)
 int errata_load(const char *path, struct errata **out)
 {
 	g_autofree char *text = NULL;
-	g_autoptr(GError) err = NULL;
+	int e;
 
 	*out = NULL;
-	if (!g_file_get_contents(path, &text, NULL, &err))
-		return pc_fail(err->domain == G_FILE_ERROR && err->code == G_FILE_ERROR_NOENT ?
-			       ENOENT : EIO, "%s", err->message);
+	if ((e = infile_read(path, INFILE_CONFIG, &text, NULL)))
+		return e;
 	return errata_parse(text, path, out);
 }
 

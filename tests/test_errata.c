@@ -104,6 +104,64 @@ static void test_ranges_and_ops(void **state)
 	assert_string_equal(erratum_id(errata_match(e, &unknown, "", hang)), "b");
 }
 
+static void expect_error(const char *text, const char *want);
+
+/* Every number in the file is range-checked and read as perf reads numbers:
+ * 0x.. hex, else decimal. Before, ">9223372036854775807" overflowed to an
+ * open range that explained every harm on every CPU. */
+static void test_bad_numbers(void **state)
+{
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nfamily = >9223372036854775807\n",
+		     "bad.ini:3: key 'family': '>9223372036854775807' is out of range "
+		     "(a CPU part is 0..2147483647)");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nfamily = 99999999999999999999\n",
+		     "bad.ini:3: key 'family': '99999999999999999999' is out of range");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nmodel = >2147483647\n",
+		     "bad.ini:3: key 'model': '>2147483647' is out of range");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nmodel = <0\n",
+		     "bad.ini:3: key 'model': '<0' is out of range");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nstepping = 1-4294967297\n",
+		     "bad.ini:3: key 'stepping': '1-4294967297' is out of range");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nstepping = +2\n",
+		     "bad.ini:3: key 'stepping': '+2' is not N");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nstepping = >=-2\n",
+		     "bad.ini:3: key 'stepping': '>=-2' is not N");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nfamily = 0x\n",
+		     "bad.ini:3: key 'family': '0x' is not N");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nfamily = 0x0x6\n",
+		     "bad.ini:3: key 'family': '0x0x6' is not N");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nattr = precise_ip>=4\n",
+		     "bad.ini:3: key 'attr': 'precise_ip>=4': value does not fit "
+		     "perf_event_attr.precise_ip");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nattr = config=18446744073709551616\n",
+		     "bad.ini:3: key 'attr': 'config=18446744073709551616': value does not fit");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nattr = precise_ip>=-1\n",
+		     "bad.ini:3: key 'attr': 'precise_ip>=-1' is not MEMBER OP NUMBER");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nkernel = <3.99999999999\n",
+		     "bad.ini:3: key 'kernel': '<3.99999999999': a release is up to 4 decimal parts");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nkernel = <3.7x\n",
+		     "bad.ini:3: key 'kernel': '<3.7x'");
+}
+
+/* "010" is ten as perf reads it, not octal eight; 0x.. is hex; the largest
+ * attr value fits and matches. */
+static void test_number_bases(void **state)
+{
+	const char *text = "[erratum ten]\nharm = GUEST_CRASH\nfamily = 010\nmodel = 0x3A\n"
+			   "kernel = <3.7-rc1\nattr = config=0xffffffffffffffff\n";
+	g_autoptr(errata_set) e = NULL;
+	g_autoptr(results_cell) crash = pebs_cell(OUTCOME_GUEST_CRASH, 2, 0);
+	struct perf_event_attr a = crash->attr;
+	struct cpu_sig fam10 = { "GenuineIntel", 10, 58, 9 };
+	struct cpu_sig fam8 = { "GenuineIntel", 8, 58, 9 };
+
+	a.config = UINT64_MAX;
+	cell_set_attr(crash, &a);
+	assert_int_equal(errata_parse(text, "t.ini", &e), 0);
+	assert_non_null(errata_match(e, &fam10, "3.6", crash));
+	assert_null(errata_match(e, &fam8, "3.6", crash));
+}
+
 static void test_kernel_compare(void **state)
 {
 	assert_true(kernel_release_compare("3.6.11", "3.7") < 0);
@@ -111,6 +169,10 @@ static void test_kernel_compare(void **state)
 	assert_int_equal(kernel_release_compare("3.7.0-rc1", "3.7"), 0);
 	assert_int_equal(kernel_release_compare("6.1.0-18-amd64", "6.1"), 0);
 	assert_true(kernel_release_compare("6.1.0-18-amd64", "6.1.1") < 0);
+	/* Parts of any length compare as numbers, never saturated to one value. */
+	assert_true(kernel_release_compare("3.18446744073709551616", "3.18446744073709551615") > 0);
+	assert_true(kernel_release_compare("3.99999999999999999999999", "3.7") > 0);
+	assert_int_equal(kernel_release_compare("3.007", "3.7"), 0);
 }
 
 static void expect_error(const char *text, const char *want)
@@ -182,6 +244,21 @@ static void test_cpu_sig_from_host(void **state)
 	json_decref(partial);
 }
 
+/* A part beyond int is unknown, not truncated: 2^32+6 is no family 6. */
+static void test_cpu_sig_out_of_range(void **state)
+{
+	json_t *big = json_pack("{s:{s:s,s:I,s:s,s:s}}", "cpu", "vendor", "GenuineIntel",
+				"family", (json_int_t)4294967302LL, "model", "010",
+				"stepping", "-1");
+	struct cpu_sig s;
+	g_autofree char *a = NULL;
+
+	cpu_sig_from_host(big, &s);
+	a = cpu_sig_to_string(&s);
+	assert_string_equal(a, "GenuineIntel ?/10/?");
+	json_decref(big);
+}
+
 int main(void)
 {
 	g_autofree char *top = test_top_dir();
@@ -192,9 +269,12 @@ int main(void)
 		cmocka_unit_test(test_shipped_file),
 		cmocka_unit_test(test_ranges_and_ops),
 		cmocka_unit_test(test_kernel_compare),
+		cmocka_unit_test(test_bad_numbers),
+		cmocka_unit_test(test_number_bases),
 		cmocka_unit_test(test_bad_file),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_cpu_sig_from_host),
+		cmocka_unit_test(test_cpu_sig_out_of_range),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
