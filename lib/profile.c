@@ -585,12 +585,19 @@ static int raw_encode(const struct pmu_set *pmus, const char *text, enum profile
 		if (f == ATTR_FIELD_COUNT)
 			return pc_fail(EINVAL, "%s: unknown attr member '%s' at %zu", text, name, pos);
 		if (eq) {
-			char *end;
-			errno = 0;
-			v = strtoull(eq + 1, &end, 0);
-			if (errno || end == eq + 1 || *end)
-				return pc_fail(EINVAL, "%s: '%s' is not a number at %zu", text, eq + 1,
-					       pos + (eq - *m) + 1);
+			/* clockid is the one signed member (CLOCK_* or a negative
+			 * dynamic clock); every other value is unsigned. */
+			bool neg = f == ATTR_F_clockid && eq[1] == '-';
+			int rc = spec_number_parse(eq + 1 + neg, &v);
+
+			if (rc == -ERANGE)
+				return pc_fail(ERANGE, "%s: %s=%s does not fit at %zu", text, name,
+					       eq + 1, pos);
+			if (rc)
+				return pc_fail(EINVAL, "%s: '%s' is not a number (decimal or 0x hex) "
+					       "at %zu", text, eq + 1, pos + (eq - *m) + 1);
+			if (neg)
+				v = -v;
 		}
 		if (strcmp(name, "sample_freq") == 0)
 			attr->freq = 1;

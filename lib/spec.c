@@ -213,15 +213,25 @@ static int cache_parse(const char *ev, struct spec *out, bool *matched)
 	return 0;
 }
 
-static bool number_parse(const char *s, uint64_t *v)
+/* A term value as perf's lexer reads it (parse-events.l: num_dec [0-9]+ is
+ * base 10, so "010" is ten; num_hex 0x[a-fA-F0-9]+ is base 16; a value past
+ * 64 bits is "Bad base N number"). */
+int spec_number_parse(const char *s, uint64_t *v)
 {
-	char *end;
+	g_autoptr(GError) err = NULL;
+	guint base = 10;
+	guint64 n;
 
-	if (!*s || *s == '-' || *s == '+')
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return !errno && !*end;
+	if (s[0] == '0' && s[1] == 'x') {
+		base = 16;
+		s += 2;
+	}
+	if (!*s || strspn(s, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(s))
+		return -EINVAL;
+	if (!g_ascii_string_to_unsigned(s, base, 0, G_MAXUINT64, &n, &err))
+		return -ERANGE;
+	*v = n;
+	return 0;
 }
 
 /* One term of pmu/t1,t2=v/ at offset pos (0-based) of the spec text. */
@@ -231,13 +241,17 @@ static int term_apply(struct spec *out, const struct pmu *pmu, const char *term,
 	g_autofree char *name = NULL;
 	const char *eq = strchr(term, '=');
 	uint64_t value = 1;
+	int rc = 0;
 
 	if (!*term)
 		return pc_fail(EINVAL, "%s: empty term at %zu", out->text, pos + 1);
 	name = eq ? g_strndup(term, eq - term) : g_strdup(term);
-	if (eq && !number_parse(eq + 1, &value))
-		return pc_fail(EINVAL, "%s: term %s: '%s' is not a number at %zu", out->text, name,
-			       eq + 1, pos + (eq - term) + 2);
+	if (eq && (rc = spec_number_parse(eq + 1, &value)) == -ERANGE)
+		return pc_fail(ERANGE, "%s: term %s: '%s' does not fit 64 bits at %zu", out->text,
+			       name, eq + 1, pos + (eq - term) + 2);
+	if (eq && rc)
+		return pc_fail(EINVAL, "%s: term %s: '%s' is not a number (decimal or 0x hex) at %zu",
+			       out->text, name, eq + 1, pos + (eq - term) + 2);
 	if (strcmp(name, "config") == 0 || strcmp(name, "config1") == 0 ||
 	    strcmp(name, "config2") == 0) {
 		int idx = name[6] ? name[6] - '0' : 0;
@@ -348,9 +362,17 @@ int spec_parse(const char *text, const struct pmu_set *pmus, struct spec *out)
 			out->type = PERF_TYPE_SOFTWARE;
 		} else if (ev[0] == 'r' && ev[1] && strspn(ev + 1, "0123456789abcdefABCDEF") == evlen - 1) {
 			/* perf's PE_RAW: r followed by hex digits, no 0x. */
+			guint64 raw;
+
+			if (!g_ascii_string_to_unsigned(ev + 1, 16, 0, G_MAXUINT64, &raw, NULL)) {
+				/* perf: strtoull()'s ERANGE aborts the parse. */
+				ret = pc_fail(ERANGE, "%s: raw event '%s' does not fit 64 bits at 2",
+					      text, ev);
+				goto fail;
+			}
 			out->kind = SPEC_KIND_RAW;
 			out->type = PERF_TYPE_RAW;
-			out->config = strtoull(ev + 1, NULL, 16);
+			out->config = raw;
 		} else {
 			ret = cache_parse(ev, out, &matched);
 			if (ret)

@@ -44,6 +44,10 @@ struct spec {
  * 1-based character position: "cycles:x: unknown modifier 'x' at 8". */
 int spec_parse(const char *text, const struct pmu_set *pmus, struct spec *out);
 void spec_clear(struct spec *spec);
+/* A number as perf's event parser reads it: decimal, or 0x.. hex ("010" is
+ * ten). 0, -EINVAL (sign, space, quotes, "0X", garbage) or -ERANGE (past
+ * 64 bits); *v is set only on success. */
+int spec_number_parse(const char *s, uint64_t *v);
 
 /* EVENT plus MODIFIERS the way perf spells it: "cycles:u" but "msr/tsc/u"
  * (perf's grammar puts sysfs modifiers right after the closing '/'; perf

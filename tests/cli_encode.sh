@@ -61,6 +61,16 @@ expect_rc 2 "rejected spec in text mode" -- --profile perf-6.1 cycles:pppp
 grep -q "cycles:pppp" <<<"$last_out" && grep -q "at 11" <<<"$last_out" &&
 	ok "rejection names spec and position" || fail "rejection message" "$last_out"
 expect_rc 2 "unknown event" -- --profile perf-6.1 --sysfs "$fixture" bogus
+# Numbers as perf reads them: past 64 bits is an error with its position,
+# never a saturated config; 010 is decimal ten.
+expect_rc 2 "raw event past 64 bits" -- --profile perf-6.1 r10000000000000000
+grep -q "r10000000000000000: raw event 'r10000000000000000' does not fit 64 bits at 2" <<<"$last_out" &&
+	ok "raw overflow names spec and position" || fail "raw overflow message" "$last_out"
+expect_rc 2 "term value past 64 bits" -- --profile perf-6.1 --sysfs "$fixture" cpu/config=18446744073709551616/
+grep -q "does not fit 64 bits at 12" <<<"$last_out" && ok "term overflow position" || fail "term overflow message" "$last_out"
+expect_rc 2 "negative term value" -- --profile perf-6.1 --sysfs "$fixture" cpu/event=-1/
+json_check "json: event=010 is decimal ten, as perf reads it" \
+	'a[0]["config"] == 10' --profile perf-6.1 cpu/event=010/
 expect_rc 0 "rejected spec in --json" -- --profile perf-6.1 --json cycles:pppp
 expect_rc 0 "--release picks a profile" -- --release "perf version 6.1.187" cycles
 expect_rc 2 "--release nonsense" -- --release banana cycles

@@ -410,6 +410,21 @@ static void test_raw(void **state)
 	assert_non_null(strstr(pc_errmsg(), "'nope' at 8"));
 	assert_int_equal(profile_encode(p, pmus, "cycles[precise_ip=9]", PROFILE_MODE_STAT, &a), -ERANGE);
 	assert_int_equal(profile_encode(p, pmus, "cycles[precise_ip=2", PROFILE_MODE_STAT, &a), -EINVAL);
+	/* Numbers as perf reads them: decimal ("010" is ten) or 0x hex; no
+	 * sign, space or saturation past 64 bits. */
+	assert_int_equal(profile_encode(p, pmus, "cycles[config=010]", PROFILE_MODE_STAT, &a), 0);
+	assert_int_equal(a.config, 10);
+	assert_int_equal(profile_encode(p, pmus, "cycles[config=-1]", PROFILE_MODE_STAT, &a), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "cycles[config=-1]: '-1' is not a number (decimal or 0x hex) at 15"));
+	assert_int_equal(profile_encode(p, pmus, "cycles[config= 1]", PROFILE_MODE_STAT, &a), -EINVAL);
+	assert_int_equal(profile_encode(p, pmus, "cycles[config=18446744073709551616]",
+					PROFILE_MODE_STAT, &a), -ERANGE);
+	assert_non_null(strstr(pc_errmsg(), "config=18446744073709551616 does not fit at 8"));
+	assert_int_equal(profile_encode(p, pmus, "cycles[use_clockid,clockid=-1]",
+					PROFILE_MODE_STAT, &a), 0);
+	assert_int_equal(a.clockid, -1);
+	assert_int_equal(profile_encode(p, pmus, "cycles[clockid=-2147483649]",
+					PROFILE_MODE_STAT, &a), -ERANGE);
 }
 
 struct step {

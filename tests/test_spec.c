@@ -91,6 +91,10 @@ static void test_parse_ok(void **state)
 		  0xab | (1ULL << 32) | (1 << 23) | (2 << 24), 0, "" },
 		{ "cpu/mem-loads/p", SPEC_KIND_SYSFS_EVENT, 4, 0x1cd, 3, "p" },
 		{ "cpu/config=0x1234,config1=7/", SPEC_KIND_SYSFS_TERMS, 4, 0x1234, 7, "" },
+		/* perf's num_dec is base 10: "010" is ten, not octal eight. */
+		{ "cpu/event=010/", SPEC_KIND_SYSFS_TERMS, 4, 10, 0, "" },
+		{ "cpu/config=18446744073709551615/", SPEC_KIND_SYSFS_TERMS, 4, UINT64_MAX, 0, "" },
+		{ "rffffffffffffffff", SPEC_KIND_RAW, 4, UINT64_MAX, 0, "" },
 	};
 
 	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -137,6 +141,20 @@ static void test_parse_errors(void **state)
 		{ "msr/tsc", -EINVAL, "missing closing '/' at 8" },
 		{ "msr/tsc/:", -EINVAL, "empty modifier list at 10" },
 		{ "rxyz", -ENOENT, "at 1" },
+		/* Past 64 bits perf aborts (strtoull ERANGE); never saturate. */
+		{ "r10000000000000000", -ERANGE,
+		  "r10000000000000000: raw event 'r10000000000000000' does not fit 64 bits at 2" },
+		{ "cpu/config=18446744073709551616/", -ERANGE,
+		  "term config: '18446744073709551616' does not fit 64 bits at 12" },
+		{ "cpu/umask=1,config1=0x10000000000000000/", -ERANGE, "does not fit 64 bits at 21" },
+		/* Not numbers to perf's lexer: signs, spaces, quotes, 0X, octal-looking hex. */
+		{ "cpu/event=-1/", -EINVAL, "term event: '-1' is not a number (decimal or 0x hex) at 11" },
+		{ "cpu/config=\"-1\"/", -EINVAL, "'\"-1\"' is not a number (decimal or 0x hex) at 12" },
+		{ "cpu/event= 1/", -EINVAL, "' 1' is not a number (decimal or 0x hex) at 11" },
+		{ "cpu/event=+1/", -EINVAL, "at 11" },
+		{ "cpu/event=0X3c/", -EINVAL, "at 11" },
+		{ "cpu/event=0x/", -EINVAL, "at 11" },
+		{ "cpu/event=08x/", -EINVAL, "at 11" },
 	};
 
 	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
