@@ -176,16 +176,17 @@ static bool section_known(const char *section)
 
 /* ---- value parsers ------------------------------------------------------- */
 
+/* Decimal digits only (no sign, space or 0x); -ERANGE past 64 bits. */
 static int parse_uint(const char *text, unsigned long long *v)
 {
-	char *end;
+	g_autoptr(GError) err = NULL;
+	guint64 n;
 
-	if (!isdigit((unsigned char)text[0]))
+	if (strspn(text, "0123456789") != strlen(text) || !*text)
 		return -EINVAL;
-	errno = 0;
-	*v = strtoull(text, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
+	if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, &n, &err))
+		return -ERANGE;
+	*v = n;
 	return 0;
 }
 
@@ -195,22 +196,22 @@ struct scaled_unit {
 	unsigned long long scale;
 };
 
+/* -EINVAL unless decimal digits and a unit of the table; -ERANGE when the
+ * scaled value passes UINT_MAX (never saturated or wrapped). */
 static int parse_scaled(const char *text, const struct scaled_unit *units, size_t n_units,
 			unsigned int *out)
 {
-	char *end;
+	size_t len = text ? strspn(text, "0123456789") : 0;
+	g_autofree char *digits = NULL;
 	unsigned long long n;
 
-	if (!text || !isdigit((unsigned char)text[0]))
+	if (!len)
 		return -EINVAL;
-	errno = 0;
-	n = strtoull(text, &end, 10);
-	if (errno)
-		return -EINVAL;
+	digits = g_strndup(text, len);
 	for (size_t i = 0; i < n_units; i++) {
-		if (strcmp(end, units[i].unit))
+		if (strcmp(text + len, units[i].unit))
 			continue;
-		if (n > UINT_MAX / units[i].scale)
+		if (parse_uint(digits, &n) < 0 || n > UINT_MAX / units[i].scale)
 			return -ERANGE;
 		*out = (unsigned int)(n * units[i].scale);
 		return 0;
@@ -400,6 +401,7 @@ static int set_value(struct scenario *s, const struct key_def *d, const char *va
 	void *field = (char *)s + d->offset;
 	unsigned long long u;
 	unsigned int v;
+	int r;
 
 	switch (d->info.type) {
 	case SCENARIO_TYPE_STRING:
@@ -420,18 +422,20 @@ static int set_value(struct scenario *s, const struct key_def *d, const char *va
 		*(unsigned int *)field = (unsigned int)u;
 		return 0;
 	case SCENARIO_TYPE_DURATION:
-		if (scenario_parse_duration(value, &v))
+		r = scenario_parse_duration(value, &v);
+		if (r == -EINVAL)
 			return bad_value(path, text, d, "expected a duration like 2s or 500ms, not '%s'",
 					 value);
-		if (v < d->min || v > d->max)
+		if (r < 0 || v < d->min || v > d->max)
 			return bad_value(path, text, d, "%s is out of range (%ums to %ums)",
 					 value, d->min, d->max);
 		*(unsigned int *)field = v;
 		return 0;
 	case SCENARIO_TYPE_MEMORY:
-		if (scenario_parse_memory(value, &v))
+		r = scenario_parse_memory(value, &v);
+		if (r == -EINVAL)
 			return bad_value(path, text, d, "expected a size like 256M or 1G, not '%s'", value);
-		if (v < d->min || v > d->max)
+		if (r < 0 || v < d->min || v > d->max)
 			return bad_value(path, text, d, "%s is out of range (%uM to %uM)",
 					 value, d->min, d->max);
 		*(unsigned int *)field = v;

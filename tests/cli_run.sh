@@ -35,6 +35,9 @@ check bad-memory 2 "$d/bad-memory.ini:2: [fleet] memory: expected a size" run "$
 check bad-mode 2 "$d/bad-mode.ini:3: [sweep] mode: expected record or stat" run "$d/bad-mode.ini"
 check bad-modifiers 2 "$d/bad-modifiers.ini:3: [sweep] modifiers: 'p+'" run "$d/bad-modifiers.ini"
 check bad-ring 2 "$d/bad-ring.ini:4: [load] ring_pages: expected a power of two" run "$d/bad-ring.ini"
+check big-duration 2 "$d/big-duration.ini:7: [load] dwell: 999999999999999999999h is out of range" \
+	run "$d/big-duration.ini"
+check big-memory 2 "$d/big-memory.ini:3: [fleet] memory: 4194304G is out of range" run "$d/big-memory.ini"
 check bad-uint 2 "$d/bad-uint.ini:2: [fleet] guests: expected an integer from 1 to 64" run "$d/bad-uint.ini"
 check duplicate-key 2 "$d/duplicate-key.ini:4: [sweep] events: key given twice" run "$d/duplicate-key.ini"
 check key-outside 2 "$d/key-outside.ini:1: guests: key outside any section" run "$d/key-outside.ini"

@@ -142,6 +142,15 @@ static void test_duration_parser(void **state)
 	assert_int_equal(scenario_parse_duration("-1s", &ms), -EINVAL);
 	assert_int_equal(scenario_parse_duration("2 s", &ms), -EINVAL);
 	assert_int_equal(scenario_parse_duration("99999999999h", &ms), -ERANGE);
+	/* Past 64 bits is out of range too, not "not a duration". */
+	assert_int_equal(scenario_parse_duration("999999999999999999999h", &ms), -ERANGE);
+	assert_int_equal(scenario_parse_duration("4294967296ms", &ms), -ERANGE);
+	assert_int_equal(scenario_parse_duration("4294967295ms", &ms), 0);
+	assert_int_equal(ms, 4294967295u);
+	assert_int_equal(scenario_parse_duration("+2s", &ms), -EINVAL);
+	assert_int_equal(scenario_parse_duration("0x10s", &ms), -EINVAL);
+	assert_int_equal(scenario_parse_duration("010s", &ms), 0);
+	assert_int_equal(ms, 10000);
 }
 
 static const struct {
@@ -163,6 +172,8 @@ static const struct {
 	{ "not-a-line.ini", ":3: expected key = value, a [section] or a # comment" },
 	{ "bad-ring.ini", ":4: [load] ring_pages: expected a power of two, not 3" },
 	{ "bad-header.ini", ":1: expected a section header like [load]" },
+	{ "big-duration.ini", ":7: [load] dwell: 999999999999999999999h is out of range (10ms to 3600000ms)" },
+	{ "big-memory.ini", ":3: [fleet] memory: 4194304G is out of range (64M to 1048576M)" },
 };
 
 static void test_bad_files(void **state)
