@@ -112,11 +112,23 @@ int attr_from_json(const json_t *obj, struct perf_event_attr *attr)
 			if (i < 0 && f != ATTR_F_clockid)
 				return pc_fail(EINVAL, "attr: member \"%s\" is negative", key);
 		} else if (json_is_string(val)) {
-			char *end;
-			errno = 0;
-			v = strtoull(json_string_value(val), &end, 0);
-			if (errno || *end || end == json_string_value(val))
+			/* attr_to_json writes "0x.." past INT64_MAX; decimal is
+			 * accepted too, nothing else ("-1", " 5", octal "010"). */
+			const char *s = json_string_value(val);
+			guint base = 10;
+			guint64 n;
+
+			if (s[0] == '0' && s[1] == 'x') {
+				base = 16;
+				s += 2;
+			}
+			if (!*s || strspn(s, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") !=
+			    strlen(s))
 				return pc_fail(EINVAL, "attr: member \"%s\" is not a number", key);
+			if (!g_ascii_string_to_unsigned(s, base, 0, G_MAXUINT64, &n, NULL))
+				return pc_fail(ERANGE, "attr: member \"%s\" value %s does not fit",
+					       key, json_string_value(val));
+			v = n;
 		} else {
 			return pc_fail(EINVAL, "attr: member \"%s\" is not a number", key);
 		}

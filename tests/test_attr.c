@@ -67,6 +67,23 @@ static void test_json_rejects_bad_members(void **state)
 	j = json_pack("{s:s}", "config", "0xzz");
 	assert_int_equal(attr_from_json(j, &a), -EINVAL);
 	json_decref(j);
+	/* A string member is 0x hex or decimal: strtoull would have taken
+	 * "-1" as 0xffffffffffffffff, " 5" as 5 and "010" as octal 8. */
+	j = json_pack("{s:s}", "config", "-1");
+	assert_int_equal(attr_from_json(j, &a), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "attr: member \"config\" is not a number"));
+	json_decref(j);
+	j = json_pack("{s:s}", "config", " 5");
+	assert_int_equal(attr_from_json(j, &a), -EINVAL);
+	json_decref(j);
+	j = json_pack("{s:s}", "config", "0x10000000000000000");
+	assert_int_equal(attr_from_json(j, &a), -ERANGE);
+	assert_non_null(strstr(pc_errmsg(), "attr: member \"config\" value 0x10000000000000000 does not fit"));
+	json_decref(j);
+	j = json_pack("{s:s}", "config", "010");
+	assert_int_equal(attr_from_json(j, &a), 0);
+	assert_int_equal(a.config, 10);
+	json_decref(j);
 }
 
 static void test_equal_ignores_padding(void **state)
