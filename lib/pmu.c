@@ -106,17 +106,18 @@ static int pmu_load(const char *root, const char *name, struct pmu **out)
 	g_autofree char *type_path = g_build_filename(dir, "type", NULL);
 	g_autofree char *type_text = NULL;
 	struct pmu *pmu;
-	char *end;
-	unsigned long long type;
+	guint64 type;
 	int ret;
 
 	ret = read_trimmed(type_path, &type_text);
 	if (ret)
 		return ret;
-	errno = 0;
-	type = strtoull(type_text, &end, 0);
-	if (errno || end == type_text || *end || type > UINT32_MAX)
-		return pc_fail(EINVAL, "%s: not a PMU type number: '%s'", type_path, type_text);
+	/* The kernel writes %d and perf reads it with "%u": decimal only, so
+	 * "010" is ten, and "-18446744073709551615" is no type 1. */
+	if (!*type_text || strspn(type_text, "0123456789") != strlen(type_text) ||
+	    !g_ascii_string_to_unsigned(type_text, 10, 0, UINT32_MAX, &type, NULL))
+		return pc_fail(EINVAL, "%s: not a PMU type number (0..%u): '%s'", type_path,
+			       UINT32_MAX, type_text);
 
 	pmu = g_new0(struct pmu, 1);
 	pmu->name = g_strdup(name);
@@ -281,20 +282,21 @@ int pmu_format_apply(const struct pmu_format *f, uint64_t value, uint64_t config
 		return pc_fail(EINVAL, "format %s: unsupported field '%s'", f->name, field);
 	ranges = g_strsplit(colon + 1, ",", -1);
 	for (char **r = ranges; *r; r++) {
-		char *end;
-		unsigned long lo = strtoul(*r, &end, 10), hi = lo;
+		/* Bits as perf's format lexer reads them (pmu.l: num [0-9]+):
+		 * N or N-M, decimal, 0..63; no sign or space. */
+		size_t len = strspn(*r, "0123456789");
+		g_autofree char *lo_text = g_strndup(*r, len);
+		const char *rest = *r + len;
+		guint64 lo, hi;
 
-		if (end == *r)
+		if (!g_ascii_string_to_unsigned(lo_text, 10, 0, 63, &lo, NULL))
 			return pc_fail(EINVAL, "format %s: malformed '%s'", f->name, f->bits);
-		if (*end == '-') {
-			const char *s = end + 1;
-			hi = strtoul(s, &end, 10);
-			if (end == s)
-				return pc_fail(EINVAL, "format %s: malformed '%s'", f->name, f->bits);
-		}
-		if (*end || hi < lo || hi > 63)
+		hi = lo;
+		if (*rest == '-' && !g_ascii_string_to_unsigned(rest + 1, 10, 0, 63, &hi, NULL))
 			return pc_fail(EINVAL, "format %s: malformed '%s'", f->name, f->bits);
-		for (unsigned long b = lo; b <= hi; b++, vbit++) {
+		if ((*rest && *rest != '-') || (*rest == '-' && !g_ascii_isdigit(rest[1])) || hi < lo)
+			return pc_fail(EINVAL, "format %s: malformed '%s'", f->name, f->bits);
+		for (guint64 b = lo; b <= hi; b++, vbit++) {
 			if (vbit < 64 && (value >> vbit) & 1)
 				config[idx] |= 1ULL << b;
 		}

@@ -71,6 +71,14 @@ grep -q "does not fit 64 bits at 12" <<<"$last_out" && ok "term overflow positio
 expect_rc 2 "negative term value" -- --profile perf-6.1 --sysfs "$fixture" cpu/event=-1/
 json_check "json: event=010 is decimal ten, as perf reads it" \
 	'a[0]["config"] == 10' --profile perf-6.1 cpu/event=010/
+# A sysfs PMU type is read as perf reads it ("%u"): a signed or out-of-range
+# type is bad input naming the file, not a wrapped type number.
+sysfs_tmp=$(mktemp -d); trap 'rm -rf "$sysfs_tmp"' EXIT
+cp -r "$fixture/." "$sysfs_tmp/"
+echo -18446744073709551615 >"$sysfs_tmp/msr/type"
+expect_rc 2 "signed sysfs PMU type" -- --profile perf-6.1 --sysfs "$sysfs_tmp" msr/tsc/
+grep -q "msr/type: not a PMU type number" <<<"$last_out" && ok "bad type names its file" ||
+	fail "bad type message" "$last_out"
 expect_rc 0 "rejected spec in --json" -- --profile perf-6.1 --json cycles:pppp
 expect_rc 0 "--release picks a profile" -- --release "perf version 6.1.187" cycles
 expect_rc 2 "--release nonsense" -- --release banana cycles

@@ -87,6 +87,20 @@ static void test_malformed(void **state)
 	assert_int_equal(pmu_set_load(dir, &set), -EINVAL);
 	assert_non_null(strstr(pc_errmsg(), "bad/format/event"));
 	write_file(dir, "bad/format/event", "config:0-7\n");
+	/* Decimal only, in u32: strtoull base 0 took "-18446744073709551615" as type 1
+	 * and "010" as octal 8. */
+	write_file(dir, "bad/type", "-18446744073709551615\n");
+	assert_int_equal(pmu_set_load(dir, &set), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "bad/type: not a PMU type number (0..4294967295): '-18446744073709551615'"));
+	write_file(dir, "bad/type", "4294967296\n");
+	assert_int_equal(pmu_set_load(dir, &set), -EINVAL);
+	write_file(dir, "bad/type", "0x7\n");
+	assert_int_equal(pmu_set_load(dir, &set), -EINVAL);
+	write_file(dir, "bad/type", "010\n");
+	assert_int_equal(pmu_set_load(dir, &set), 0);
+	assert_int_equal(pmu_set_find(set, "bad")->type, 10);
+	pmu_set_free(set);
+	write_file(dir, "bad/type", "7\n");
 	assert_int_equal(pmu_set_load(dir, &set), 0);
 	assert_int_equal(pmu_set_find(set, "bad")->type, 7);
 	pmu_set_free(set);
@@ -109,6 +123,17 @@ static void test_format_apply(void **state)
 	assert_int_equal(c[1], 3);
 	assert_int_equal(pmu_format_apply(&one, 2, c), -ERANGE);
 	assert_int_equal(pmu_format_apply(&bad, 1, c), -EINVAL);
+	/* Bit numbers are decimal 0..63, no sign or space. */
+	static const char *const malformed[] = {
+		"config:+3", "config: 3", "config:0-+7", "config:0-", "config:-1",
+		"config:64", "config:0-18446744073709551616", "config:7-3", "config:3x",
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(malformed); i++) {
+		struct pmu_format m = { "m", (char *)malformed[i] };
+
+		if (pmu_format_apply(&m, 1, c) != -EINVAL)
+			fail_msg("'%s' was accepted", malformed[i]);
+	}
 }
 
 static void test_real_sysfs(void **state)
