@@ -48,7 +48,7 @@ int cmd_image(int argc, char **argv)
 	ret = image_build(&opt, &info);
 	if (ret < 0) {
 		fprintf(stderr, "pmucanary image: %s\n", pc_errmsg());
-		return ret == -ENOENT || ret == -EACCES ? EXIT_USAGE : EXIT_INFRA;
+		return ret == -ENOENT || ret == -EACCES || ret == -EINVAL ? EXIT_USAGE : EXIT_INFRA;
 	}
 	pc_info("image: %s in %.1f ms (%u modules)", info->cached ? "found" : "built",
 		(g_get_monotonic_time() - t0) / 1000.0, info->modules->len);

@@ -1,5 +1,6 @@
 /* pmucanary run [SCENARIO]: the crash sweep (see lib/runner.h). */
 #include "commands.h"
+#include "infile.h"
 #include "log.h"
 #include "results.h"
 #include "runner.h"
@@ -163,9 +164,15 @@ int cmd_run(int argc, char **argv)
 	}
 
 	if (lab_context) {
+		g_autofree char *text = NULL;
 		json_error_t jerr;
+		size_t len;
 
-		lab_json = json_load_file(lab_context, JSON_REJECT_DUPLICATES, &jerr);
+		if (infile_read(lab_context, INFILE_RESULTS, &text, &len) < 0) {
+			fprintf(stderr, "pmucanary run: --lab-context %s\n", pc_errmsg());
+			return EXIT_USAGE;
+		}
+		lab_json = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 		if (!json_is_object(lab_json)) {
 			fprintf(stderr, "pmucanary run: --lab-context %s:%d:%d: %s\n", lab_context,
 				jerr.line, jerr.column, lab_json ? "not a JSON object" : jerr.text);

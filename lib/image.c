@@ -1,6 +1,7 @@
 /* Guest images: kernel copy + initramfs (newc cpio via libarchive) with the
  * agent as /init and the modules it needs, content-addressed in a cache. */
 #include "image.h"
+#include "infile.h"
 #include "log.h"
 
 #include <archive.h>
@@ -76,8 +77,13 @@ int image_kernel_release(const char *kernel_path, char **release)
 	g_autofree char *base = g_path_get_basename(kernel_path);
 	char *r;
 
-	if (access(kernel_path, F_OK) < 0)
+	struct stat st;
+
+	if (stat(kernel_path, &st) < 0)
 		return pc_fail(errno, "kernel %s: %s", kernel_path, g_strerror(errno));
+	/* Before the header is read: a FIFO would block the read forever. */
+	if (!S_ISREG(st.st_mode))
+		return pc_fail(EINVAL, "%s: not a regular file (a kernel image is expected)", kernel_path);
 	if (g_str_has_prefix(base, "vmlinuz-") && base[8]) {
 		*release = g_strdup(base + 8);
 		return 0;
@@ -296,12 +302,12 @@ int image_modules_resolve(const char *modules_dir, const char *const *names,
  * the guest wants plain ELF unless the kernel decompresses itself). */
 static int module_read(const char *path, GBytes **out)
 {
-	g_autoptr(GError) err = NULL;
 	char *data;
-	gsize len;
+	size_t len;
+	int rc;
 
-	if (!g_file_get_contents(path, &data, &len, &err))
-		return pc_fail(err->code == G_FILE_ERROR_NOENT ? ENOENT : EIO, "%s", err->message);
+	if ((rc = infile_read(path, INFILE_KERNEL, &data, &len)))
+		return rc;
 	if (g_str_has_suffix(path, ".ko")) {
 		*out = g_bytes_new_take(data, len);
 		return 0;
@@ -464,15 +470,12 @@ json_t *image_manifest_json(const struct image_info *info)
 
 static int read_input(const char *what, const char *path, GBytes **out)
 {
-	g_autoptr(GError) err = NULL;
 	char *data;
-	gsize len;
+	size_t len;
+	int e;
 
-	if (!g_file_test(path, G_FILE_TEST_EXISTS))
-		return pc_fail(ENOENT, "%s %s: no such file", what, path);
-	if (!g_file_get_contents(path, &data, &len, &err))
-		return pc_fail(err->code == G_FILE_ERROR_ACCES ? EACCES : EIO, "%s %s: %s", what, path,
-			       err->message);
+	if ((e = infile_read_limit(path, infile_limit(INFILE_KERNEL), false, what, &data, &len)))
+		return e;
 	*out = g_bytes_new_take(data, len);
 	return 0;
 }

@@ -69,13 +69,12 @@ int infile_read_limit(const char *path, size_t limit, bool text, const char *wha
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return pc_fail(S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
-			       "%s: %s, not a regular file (a %s is expected)", path,
+		return pc_fail(EINVAL, "%s: %s, not a regular file (a %s is expected)", path,
 			       type_name(st.st_mode), what);
 	}
 	if ((guint64)st.st_size > limit) {
 		close(fd);
-		return pc_fail(EFBIG, "%s: %lld bytes, more than %s, the limit for a %s", path,
+		return pc_fail(EINVAL, "%s: %lld bytes, more than %s, the limit for a %s", path,
 			       (long long)st.st_size, lim, what);
 	}
 	/* The file may grow while read: never past limit + 1 bytes. */
@@ -104,7 +103,7 @@ int infile_read_limit(const char *path, size_t limit, bool text, const char *wha
 	}
 	close(fd);
 	if (have > limit)
-		return pc_fail(EFBIG, "%s: more than %s, the limit for a %s", path, lim, what);
+		return pc_fail(EINVAL, "%s: more than %s, the limit for a %s", path, lim, what);
 	buf[have] = '\0';
 	if (text) {
 		const char *nul = memchr(buf, '\0', have);

@@ -27,10 +27,11 @@ size_t infile_limit(enum infile_kind kind);
  * limit bytes. The file is opened with O_NONBLOCK|O_NOCTTY and checked
  * with fstat() before any read, so a FIFO never blocks. Fails with one
  * message naming path:
- *  - a directory: -EISDIR; a FIFO, device or socket: -EINVAL;
- *  - larger than limit: -EFBIG (the limit is in the message);
+ *  - a directory, FIFO, device or socket: -EINVAL;
+ *  - larger than limit: -EINVAL (the limit is in the message);
  *  - text and a NUL byte in it: -EINVAL naming path:line.
- * Returns 0 or a negative errno. */
+ * -EINVAL is always the user's input, never the system: commands exit 2.
+ * Otherwise open()'s or read()'s errno (-ENOENT, -EACCES). */
 int infile_read_limit(const char *path, size_t limit, bool text, const char *what,
 		      char **data, size_t *len);
 

@@ -1,5 +1,6 @@
 #include "journal.h"
 
+#include "infile.h"
 #include "log.h"
 
 #include <errno.h>
@@ -86,14 +87,13 @@ int journal_reopen(const char *run_dir, struct journal **out)
 {
 	g_autofree char *path = journal_file(run_dir);
 	g_autofree char *text = NULL;
-	g_autoptr(GError) err = NULL;
-	gsize len = 0;
+	size_t len = 0;
 	struct journal *j;
 	unsigned int lines = 0;
 	int fd;
 
-	if (!g_file_get_contents(path, &text, &len, &err))
-		return pc_fail(ENOENT, "%s: %s", path, err->message);
+	if ((fd = infile_read(path, INFILE_RESULTS, &text, &len)))
+		return fd;
 	/* Keep everything up to the last newline: a partial line is the one
 	 * the crash interrupted (journal_read has reported it). */
 	while (len > 0 && text[len - 1] != '\n')
@@ -420,15 +420,14 @@ int journal_read(const char *run_dir, struct journal_replay **out)
 {
 	g_autofree char *path = journal_file(run_dir);
 	g_autofree char *text = NULL;
-	g_autoptr(GError) err = NULL;
 	g_autoptr(journal_replay) r = g_new0(struct journal_replay, 1);
-	gsize len = 0, pos = 0;
+	size_t len = 0, pos = 0;
 	unsigned int ln = 0;
+	int rc;
 
 	r->batches = g_ptr_array_new_with_free_func(batch_free);
-	if (!g_file_get_contents(path, &text, &len, &err))
-		return pc_fail(err->code == G_FILE_ERROR_NOENT ? ENOENT : EIO, "%s: %s",
-			       path, err->message);
+	if ((rc = infile_read(path, INFILE_RESULTS, &text, &len)))
+		return rc;
 	/* A crash may leave a tail of NULs from the filesystem after the last
 	 * complete line, or a partial line: both are the interrupted write. */
 	while (len > 0 && text[len - 1] == '\0') {

@@ -2,6 +2,7 @@
  * config; .deb packages unpacked with libarchive; the lab-host config check. */
 #include "kernel.h"
 #include "image.h"
+#include "infile.h"
 #include "log.h"
 
 #include <archive.h>
@@ -167,10 +168,10 @@ static char *bz_release(const guint8 *d, gsize n)
 /* Reads an image and checks its header. who names it in messages. */
 static int image_load(const char *who, const char *path, GBytes **out)
 {
-	g_autoptr(GError) err = NULL;
 	struct stat st;
 	char *data;
-	gsize len;
+	size_t len;
+	int e;
 
 	if (stat(path, &st) < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
@@ -185,8 +186,8 @@ static int image_load(const char *who, const char *path, GBytes **out)
 	if (access(path, R_OK) < 0)
 		return pc_fail(EACCES, "%s: not readable%s: run as root or give a readable copy", who,
 			       g_str_has_prefix(path, "/boot/") ? " (Debian installs it 0600)" : "");
-	if (!g_file_get_contents(path, &data, &len, &err))
-		return pc_fail(EIO, "%s: %s", who, err->message);
+	if ((e = infile_read(path, INFILE_KERNEL, &data, &len)))
+		return e;
 	if (!bz_valid((guint8 *)data, len)) {
 		g_free(data);
 		return pc_fail(EINVAL, "%s: not a kernel image (no bzImage \"HdrS\" header)", who);
@@ -527,15 +528,15 @@ static void module_free(gpointer p)
 /* name from "name=" (else the file name, '-' as '_'), deps from "depends=". */
 static int module_info(const char *path, const char *rel, char **name, char ***deps)
 {
-	g_autoptr(GError) err = NULL;
 	g_autofree char *data = NULL;
 	g_autoptr(GByteArray) plain = NULL;
 	const guint8 *d;
 	const char *info = NULL;
-	gsize len, ilen = 0;
+	size_t len, ilen = 0;
+	int e;
 
-	if (!g_file_get_contents(path, &data, &len, &err))
-		return pc_fail(EIO, "%s", err->message);
+	if ((e = infile_read(path, INFILE_KERNEL, &data, &len)))
+		return e;
 	d = (guint8 *)data;
 	if (!g_str_has_suffix(path, ".ko")) {
 		if (decompress_mem(data, len, KERNEL_IMAGE_MAX, &plain) < 0) {

@@ -7,6 +7,7 @@
 #include "hbproto.h"
 #include "image.h"
 #include "journal.h"
+#include "infile.h"
 #include "log.h"
 #include "report.h"
 #include "results.h"
@@ -750,7 +751,6 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 	g_autofree char *scenario_copy = g_build_filename(kr->dir, "scenario.ini", NULL);
 	g_autofree char *ctx_path = g_build_filename(kr->dir, "lab-context.json", NULL);
 	g_autofree char *text = NULL;
-	g_autoptr(GError) err = NULL;
 	g_autoptr(image_info) img = NULL;
 	g_autoptr(GPtrArray) mods = kernel_lab_modules(k);
 	struct image_options io = { 0 };
@@ -765,8 +765,8 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 			      G_USEC_PER_SEC;
 	if (g_mkdir_with_parents(kr->dir, 0755) < 0)
 		return pc_fail(errno, "%s: %s", kr->dir, g_strerror(errno));
-	if (!g_file_get_contents(o->scenario, &text, NULL, &err))
-		return pc_fail(EIO, "%s", err->message);
+	if ((e = infile_read(o->scenario, INFILE_CONFIG, &text, NULL)))
+		return e;
 	if ((e = write_text(scenario_copy, text)))
 		return e;
 	ctx = lab_context(l, k);

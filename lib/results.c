@@ -2,6 +2,7 @@
 #include "results.h"
 
 #include "attr.h"
+#include "infile.h"
 #include "log.h"
 #include "outfile.h"
 
@@ -565,15 +566,17 @@ int results_write_json(const struct result_set *set, const char *path)
 
 int results_read_json(const char *path, struct result_set **out)
 {
+	g_autofree char *text = NULL;
 	json_error_t jerr;
-	json_t *root = json_load_file(path, 0, &jerr);
+	json_t *root;
+	size_t len;
 	int ret;
 
-	if (!root) {
-		if (access(path, R_OK) < 0)
-			return pc_fail(errno, "%s: %s", path, g_strerror(errno));
+	if ((ret = infile_read(path, INFILE_RESULTS, &text, &len)))
+		return ret;
+	root = json_loadb(text, len, 0, &jerr);
+	if (!root)
 		return pc_fail(EINVAL, "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
-	}
 	ret = results_from_json(root, path, out);
 	json_decref(root);
 	return ret;

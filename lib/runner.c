@@ -10,6 +10,7 @@
 #include "journal.h"
 #include "kmsg.h"
 #include "load.h"
+#include "infile.h"
 #include "log.h"
 #include "perfbin.h"
 #include "prober.h"
@@ -1068,8 +1069,9 @@ static int setup(struct run *r, struct runner_report *rep)
 		if ((e = make_dirs(r->run_dir)) || (e = journal_create(r->run_dir, &r->j)))
 			return e;
 		kept = g_build_filename(r->run_dir, RUN_SCENARIO_FILE, NULL);
-		if (!g_file_get_contents(scenario_path, &text, NULL, &err) ||
-		    !g_file_set_contents(kept, text, -1, &err))
+		if ((e = infile_read(scenario_path, INFILE_CONFIG, &text, NULL)))
+			return e;
+		if (!g_file_set_contents(kept, text, -1, &err))
 			return pc_fail(EIO, "%s", err->message);
 		/* journal_start's line plus what --resume must arm the same way. */
 		line = json_pack("{s:O,s:s}", "scenario", r->set->scenario,

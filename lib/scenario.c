@@ -3,6 +3,7 @@
  * silently accept (keys outside a section, duplicate keys). */
 #include "scenario.h"
 
+#include "infile.h"
 #include "log.h"
 
 #include <ctype.h>
@@ -598,14 +599,10 @@ int scenario_load_data(const char *path, const char *text, struct scenario **out
 int scenario_load(const char *path, struct scenario **out)
 {
 	g_autofree char *text = NULL;
-	g_autoptr(GError) err = NULL;
+	int e;
 
-	if (!g_file_get_contents(path, &text, NULL, &err)) {
-		int e = err->domain == G_FILE_ERROR && err->code == G_FILE_ERROR_NOENT ? ENOENT :
-			err->domain == G_FILE_ERROR && err->code == G_FILE_ERROR_ACCES ? EACCES : EIO;
-
-		return pc_fail(e, "%s: %s", path, err->message);
-	}
+	if ((e = infile_read(path, INFILE_CONFIG, &text, NULL)))
+		return e;
 	return scenario_load_data(path, text, out);
 }
 

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Every user-given input file (run SCENARIO, run --lab-context, matrix
+# --errata, diff A B, matrix FILES, image --kernel, lab --kernel) that is
+# not a regular file, or is too large, or (text) holds a NUL byte:
+#   - exit 2 within seconds (`--errata /dev/zero` once grew memory without
+#     bound, a FIFO with no writer blocked diff, matrix and run forever);
+#   - one line on stderr naming the path;
+#   - no results directory created.
+# Every node is this test's own, made in its temp dir: never a real /dev one.
+# Needs root (mknod); $PMUCANARY_BIN and $PMUCANARY_TOP (tests/run-tests).
+set -euo pipefail
+top=${PMUCANARY_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+bin=${PMUCANARY_BIN:-$top/build/pmucanary}
+d=$top/tests/data/diff
+m=$top/tests/data/matrix
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: not root (mknod for the test's own device nodes)"
+	exit 77
+fi
+tmp=$(mktemp -d /tmp/cli_inputs.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+if ! mknod "$tmp/zero" c 1 5 2>/dev/null; then
+	echo "SKIP: mknod refused (no CAP_MKNOD here)"
+	exit 77
+fi
+mkfifo "$tmp/fifo"
+mkdir "$tmp/adir"
+# Over the limits: scenario/errata 1 MiB, result files 512 MiB (sparse).
+head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' '#' >"$tmp/big.ini"
+truncate -s $((512 * 1024 * 1024 + 1)) "$tmp/big.json"
+printf '[fleet]\nguests = 1\n[sweep]\nspecs = cycles\0:G\n' >"$tmp/nul.ini"
+printf '[E1]\nspec = cycles:p\n\0\n' >"$tmp/nul-errata.ini"
+printf '[fleet]\nguests = 1\n[sweep]\nspecs = cycles:G\nprofiles = perf-3.1\n' >"$tmp/ok.ini"
+mkdir "$tmp/cwd"
+
+fails=0 n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+
+# refused WHAT PATH ARGS...: the command, run in an empty directory with
+# at most 2 GiB of address space, exits 2 within 20 s, says one line naming
+# PATH, and creates nothing.
+refused() {
+	local what=$1 path=$2 rc=0
+	shift 2
+	rm -rf "$tmp/runs"
+	(cd "$tmp/cwd" && ulimit -v $((2 * 1024 * 1024)) &&
+		timeout 20 "$bin" "$@" </dev/null >"$tmp/out" 2>"$tmp/err") || rc=$?
+	if [ "$rc" -eq 124 ]; then
+		bad "$what: did not end within 20 s"
+		return
+	fi
+	if [ "$rc" -eq 2 ]; then ok "$what: exit 2"; else bad "$what: exit 2 (got $rc)"; fi
+	if [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF -- "$path" "$tmp/err"; then
+		ok "$what: one line naming $path"
+	else
+		bad "$what: one line naming $path (got: $(head -c 400 "$tmp/err"))"
+	fi
+	if [ ! -e "$tmp/runs" ] && [ -z "$(ls -A "$tmp/cwd")" ]; then
+		ok "$what: no results directory"
+	else
+		bad "$what: no results directory ($(ls -A "$tmp/cwd" "$tmp/runs" 2>&1 | tr '\n' ' '))"
+		rm -rf "$tmp/cwd"/* "$tmp/runs"
+	fi
+}
+
+for node in zero fifo adir; do
+	p=$tmp/$node
+	refused "run SCENARIO=$node" "$p" run --results "$tmp/runs" "$p"
+	refused "run --lab-context $node" "$p" run --results "$tmp/runs" --lab-context "$p" "$tmp/ok.ini"
+	refused "matrix --errata $node" "$p" matrix --errata "$p" "$m/amd-3.6.json"
+	refused "diff $node B" "$p" diff "$p" "$d/probe-3.6.json"
+	refused "diff A $node" "$p" diff "$d/probe-3.6.json" "$p"
+	refused "matrix $node" "$p" matrix "$m/amd-3.6.json" "$p"
+	refused "image --kernel $node" "$p" image --kernel "$p" -o "$tmp/runs"
+	refused "lab --kernel $node" "$p" lab --results "$tmp/runs" --kernel "$p" "$tmp/ok.ini"
+done
+
+refused "run: scenario over 1 MiB" "$tmp/big.ini" run --results "$tmp/runs" "$tmp/big.ini"
+grep -q '1 MiB' "$tmp/err" && ok "scenario over 1 MiB: the limit is said" ||
+	bad "scenario over 1 MiB: the limit is said"
+refused "matrix --errata over 1 MiB" "$tmp/big.ini" matrix --errata "$tmp/big.ini" "$m/amd-3.6.json"
+refused "diff: result file over 512 MiB" "$tmp/big.json" diff "$tmp/big.json" "$d/probe-3.6.json"
+grep -q '512 MiB' "$tmp/err" && ok "result file over 512 MiB: the limit is said" ||
+	bad "result file over 512 MiB: the limit is said"
+refused "matrix: result file over 512 MiB" "$tmp/big.json" matrix "$tmp/big.json"
+
+# A NUL byte in a text input is an error naming file:line, not a silent end.
+refused "run: NUL byte in the scenario" "$tmp/nul.ini:4" run --results "$tmp/runs" "$tmp/nul.ini"
+refused "matrix --errata: NUL byte" "$tmp/nul-errata.ini:3" matrix --errata "$tmp/nul-errata.ini" \
+	"$m/amd-3.6.json"
+
+# The nodes are still what they were.
+[ -c "$tmp/zero" ] && [ -p "$tmp/fifo" ] && [ -d "$tmp/adir" ] && ok "the nodes are unchanged" ||
+	bad "the nodes are unchanged"
+
+echo "$n checks, $fails failed"
+[ "$fails" -eq 0 ]
