@@ -18,9 +18,12 @@ static bool errnos_parse(const char *text, GArray *out)
 	g_auto(GStrv) items = g_strsplit(text, ",", -1);
 
 	for (char **i = items; *i; i++) {
-		char *end;
-		long v = strtol(*i, &end, 10);
-		int e = (end != *i && !*end && v > 0) ? (int)v : outcome_errno(outcome_from_name(*i));
+		guint64 v;
+		/* An errno number is 1..4095 (MAX_ERRNO), decimal; "4294967318"
+		 * is not EINVAL. */
+		int e = g_ascii_isdigit(**i) ?
+			(g_ascii_string_to_unsigned(*i, 10, 1, 4095, &v, NULL) ? (int)v : -1) :
+			outcome_errno(outcome_from_name(*i));
 
 		if (e <= 0)
 			return false;

@@ -44,15 +44,19 @@ static bool parse_selftests(char **specs, unsigned int guests, GArray *out)
 	for (char **p = specs; p && *p; p++) {
 		struct selftest st = { 0 };
 		char *eq = strchr(*p, '=');
-		char *end = NULL;
+		g_autofree char *num = eq ? g_strndup(*p, eq - *p) : NULL;
+		guint64 guest = 0;
 		bool ok = false;
 
-		if (eq) {
-			st.guest = (unsigned int)strtoul(*p, &end, 10);
+		/* Decimal, in range: strtoul took "4294967296=panic" as guest 0. */
+		if (eq && g_ascii_isdigit(*num) &&
+		    g_ascii_string_to_unsigned(num, 10, 0, guests ? guests - 1 : 0, &guest, NULL) &&
+		    guests) {
+			st.guest = (unsigned int)guest;
 			for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++)
 				ok |= !strcmp(eq + 1, kinds[k]);
 		}
-		if (!eq || end != eq || !ok || st.guest >= guests) {
+		if (!ok) {
 			fprintf(stderr, "pmucanary fleet: --selftest %s: want GUEST=panic|hang|corrupt|reboot|oops "
 				"with GUEST in 0..%u\n", *p, guests - 1);
 			return false;

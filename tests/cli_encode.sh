@@ -79,6 +79,11 @@ echo -18446744073709551615 >"$sysfs_tmp/msr/type"
 expect_rc 2 "signed sysfs PMU type" -- --profile perf-6.1 --sysfs "$sysfs_tmp" msr/tsc/
 grep -q "msr/type: not a PMU type number" <<<"$last_out" && ok "bad type names its file" ||
 	fail "bad type message" "$last_out"
+# --fail errno numbers are 1..4095: 4294967318 is not EINVAL (22) truncated.
+expect_rc 2 "--fail past int" -- --profile perf-6.1 --fail 4294967318 cycles:ppp
+grep -q "not an errno list: '4294967318'" <<<"$last_out" && ok "--fail names the bad list" ||
+	fail "--fail message" "$last_out"
+expect_rc 0 "--fail 22" -- --profile perf-6.1 --fail 22 cycles:ppp
 expect_rc 0 "rejected spec in --json" -- --profile perf-6.1 --json cycles:pppp
 expect_rc 0 "--release picks a profile" -- --release "perf version 6.1.187" cycles
 expect_rc 2 "--release nonsense" -- --release banana cycles
