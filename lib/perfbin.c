@@ -25,24 +25,107 @@ void perfbin_free(struct perfbin *pb)
 	g_free(pb);
 }
 
+/* `perf stat -a -- true` takes tens of milliseconds. */
+#define PERFBIN_TIMEOUT_S 60
+
+unsigned int perfbin_timeout_s(unsigned int asked)
+{
+	const char *env = getenv(PERFBIN_TIMEOUT_ENV);
+	char *end;
+	unsigned long v;
+
+	if (asked)
+		return asked;
+	if (env && *env) {
+		v = strtoul(env, &end, 10);
+		if (!*end && v > 0 && v <= 24 * 3600)
+			return (unsigned int)v;
+	}
+	return PERFBIN_TIMEOUT_S;
+}
+
+static void child_own_group(gpointer data)
+{
+	(void)data;
+	setpgid(0, 0);
+}
+
+/* Runs argv with stdout and stderr read into out (at most 64 KiB), for at
+ * most timeout_s: a binary that hangs is killed with its process group.
+ * *status is the wait status; returns 0, -ETIMEDOUT or -errno. */
+static int run_bounded(char **argv, unsigned int timeout_s, GString *out, int *status)
+{
+	g_autoptr(GError) gerr = NULL;
+	gint64 deadline = g_get_monotonic_time() + (gint64)timeout_s * G_USEC_PER_SEC;
+	int fds[2] = { -1, -1 }, open_fds = 2, ret = 0;
+	GPid pid;
+
+	if (!g_spawn_async_with_pipes(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+				      child_own_group, NULL, &pid, NULL, &fds[0], &fds[1], &gerr))
+		return pc_fail(ENOENT, "%s: cannot run: %s", argv[0], gerr->message);
+	while (open_fds) {
+		struct pollfd p[2] = { { .fd = fds[0], .events = POLLIN },
+				       { .fd = fds[1], .events = POLLIN } };
+		gint64 left = deadline - g_get_monotonic_time();
+		int r;
+
+		if (left <= 0) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		r = poll(p, 2, (int)MIN(left / 1000 + 1, 1000));
+		if (r < 0 && errno != EINTR) {
+			ret = pc_fail(errno, "%s: poll: %s", argv[0], g_strerror(errno));
+			break;
+		}
+		for (int i = 0; r > 0 && i < 2; i++) {
+			char buf[4096];
+			ssize_t n;
+
+			if (fds[i] < 0 || !p[i].revents)
+				continue;
+			n = read(fds[i], buf, sizeof(buf));
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n > 0) {
+				if (out->len < 65536)
+					g_string_append_len(out, buf, n);
+				continue;
+			}
+			close(fds[i]);
+			fds[i] = -1;
+			open_fds--;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (ret) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+	}
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	if (ret == -ETIMEDOUT)
+		return pc_fail(ETIMEDOUT, "%s --version: no answer in %u s: killed", argv[0],
+			       timeout_s);
+	return ret;
+}
+
 int perfbin_open(const char *path, struct perfbin **out)
 {
 	char *argv[] = { (char *)path, "--version", NULL };
-	g_autofree char *sout = NULL;
-	g_autofree char *serr = NULL;
-	g_autoptr(GError) gerr = NULL;
+	g_autoptr(GString) said_all = g_string_new(NULL);
 	g_autoptr(perfbin) pb = NULL;
 	const char *prefix = "perf version ";
 	char *v;
-	int status;
+	int status = 0, e;
 
-	if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &sout, &serr,
-			  &status, &gerr))
-		return pc_fail(ENOENT, "%s: cannot run: %s", path, gerr->message);
-	v = sout ? strstr(sout, prefix) : NULL;
+	if ((e = run_bounded(argv, perfbin_timeout_s(0), said_all, &status)))
+		return e;
+	v = strstr(said_all->str, prefix);
 	if (!g_spawn_check_wait_status(status, NULL) || !v) {
-		char empty[1] = "";
-		char *said = g_strstrip(sout ? sout : serr ? serr : empty);
+		char *said = g_strstrip(said_all->str);
 
 		said[strcspn(said, "\n")] = '\0';
 		return pc_fail(EINVAL, "%s --version: does not say \"perf version X\" "
@@ -234,9 +317,6 @@ static void worker_run(const struct perfbin *pb, const struct pmu_set *pmus,
 	_exit(0);
 }
 
-/* `perf stat -a -- true` takes tens of milliseconds. */
-#define PERFBIN_TIMEOUT_S 60
-
 struct slot {
 	pid_t pid;
 	int fd;
@@ -333,7 +413,7 @@ int perfbin_probe_cells(const struct perfbin *pb, const struct pmu_set *pmus,
 	if (!opts)
 		opts = &defaults;
 	jobs = opts->jobs ? opts->jobs : 2 * (unsigned int)MAX(1L, sysconf(_SC_NPROCESSORS_ONLN));
-	timeout_s = opts->timeout_s ? opts->timeout_s : PERFBIN_TIMEOUT_S;
+	timeout_s = perfbin_timeout_s(opts->timeout_s);
 	jobs = MAX(1u, MIN(jobs, (unsigned int)MAX((size_t)1, nspecs)));
 	slots = g_new0(struct slot, jobs);
 	pfd = g_new0(struct pollfd, jobs);

@@ -41,9 +41,17 @@ struct perfbin {
 };
 
 /* Runs `path --version`. A path that does not run, or prints no
- * "perf version X", fails with -ENOENT/-EINVAL and a message naming it. */
+ * "perf version X", fails with -ENOENT/-EINVAL and a message naming it; one
+ * that does not answer within perfbin_timeout_s(0) is killed (with its
+ * process group): -ETIMEDOUT. */
 int perfbin_open(const char *path, struct perfbin **out);
 void perfbin_free(struct perfbin *pb);
+
+/* For tests: a shorter wait for a perf binary that hangs, in seconds. */
+#define PERFBIN_TIMEOUT_ENV "PMUCANARY_TEST_PERF_TIMEOUT_S"
+/* asked when non-zero, else $PMUCANARY_TEST_PERF_TIMEOUT_S (1..86400),
+ * else 60: how long one perf process may run before it is killed. */
+unsigned int perfbin_timeout_s(unsigned int asked);
 /* Two binaries of one release stay two columns: renames pb to
  * "bin:perf-<version>@<path>" when set already has cells named pb->name. */
 void perfbin_name_unique(struct perfbin *pb, const struct result_set *set);
@@ -52,7 +60,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(perfbin, perfbin_free)
 
 struct perfbin_opts {
 	unsigned int jobs;   /* traced perf processes at once; 0: online CPUs x 2 */
-	unsigned int timeout_s; /* per spec, then the worker is killed; 0: 60 */
+	unsigned int timeout_s; /* per spec, then the worker is killed; 0: perfbin_timeout_s(0) */
 	void (*progress)(size_t done, size_t total, void *data);
 	void *progress_data;
 };

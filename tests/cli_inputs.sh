@@ -6,6 +6,8 @@
 #     bound, a FIFO with no writer blocked diff, matrix and run forever);
 #   - one line on stderr naming the path;
 #   - no results directory created.
+# A perf binary
+# that hangs is killed after PMUCANARY_TEST_PERF_TIMEOUT_S (a test hook).
 # Every node is this test's own, made in its temp dir: never a real /dev one.
 # Needs root (mknod); $PMUCANARY_BIN and $PMUCANARY_TOP (tests/run-tests).
 set -euo pipefail
@@ -90,6 +92,51 @@ refused "matrix: result file over 512 MiB" "$tmp/big.json" matrix "$tmp/big.json
 refused "run: NUL byte in the scenario" "$tmp/nul.ini:4" run --results "$tmp/runs" "$tmp/nul.ini"
 refused "matrix --errata: NUL byte" "$tmp/nul-errata.ini:3" matrix --errata "$tmp/nul-errata.ini" \
 	"$m/amd-3.6.json"
+
+# A perf binary that hangs: probe ends with INFRA for that cell within the
+# timeout (shortened for the test) and leaves no process behind; one that
+# hangs at --version is an error naming it, killed.
+mkdir "$tmp/bin"
+cat >"$tmp/bin/perf" <<'SH'
+#!/bin/sh
+case "$*" in
+--version) echo "perf version 6.1.0" ;;
+*"-e cpu-clock:uG "*) echo $$ >>"${0%/*}/pids"; exec sleep 1000 ;;
+*) echo "event syntax error: '$3'" >&2; exit 129 ;;
+esac
+SH
+printf '#!/bin/sh\necho $$ >>"${0%%/*}/pids"\nexec sleep 1000\n' >"$tmp/bin/mute"
+chmod +x "$tmp/bin/perf" "$tmp/bin/mute"
+gone() { # every pid in $tmp/bin/pids has exited (within 5 s)
+	local p
+	[ -s "$tmp/bin/pids" ] || return 1
+	for _ in $(seq 50); do
+		for p in $(cat "$tmp/bin/pids"); do kill -0 "$p" 2>/dev/null && break; p=; done
+		[ -z "$p" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+rc=0
+start=$SECONDS
+PMUCANARY_TEST_PERF_TIMEOUT_S=2 timeout 60 "$bin" probe --event cpu-clock --profile perf-6.1 \
+	--perf-binary "$tmp/bin/perf" --json "$tmp/probe.json" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" -ne 124 ] && ok "probe, a perf that hangs: ends ($((SECONDS - start)) s)" ||
+	bad "probe, a perf that hangs: ends within 60 s"
+cell=$(jq -r '.cells[] | select(.spec == "cpu-clock:uG" and (.profile | startswith("bin:")))
+	| .outcome + " " + ([.evidence[].worker_error // empty] | join(","))' "$tmp/probe.json" 2>/dev/null || true)
+[ "$cell" = "INFRA perf did not finish in time: killed" ] && ok "probe, a perf that hangs: INFRA, killed" ||
+	bad "probe, a perf that hangs: INFRA, killed (got '$cell')"
+gone && ok "probe, a perf that hangs: no process left" || bad "probe, a perf that hangs: no process left"
+rm -f "$tmp/bin/pids"
+rc=0
+PMUCANARY_TEST_PERF_TIMEOUT_S=2 timeout 30 "$bin" probe --event cpu-clock --perf-binary "$tmp/bin/mute" \
+	>/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -qF "$tmp/bin/mute" "$tmp/err" &&
+	ok "probe, a perf that hangs at --version: exit 2 naming it" ||
+	bad "probe, a perf that hangs at --version: exit 2 naming it (got $rc: $(cat "$tmp/err"))"
+gone && ok "probe, a perf that hangs at --version: no process left" ||
+	bad "probe, a perf that hangs at --version: no process left"
 
 # The nodes are still what they were.
 [ -c "$tmp/zero" ] && [ -p "$tmp/fifo" ] && [ -d "$tmp/adir" ] && ok "the nodes are unchanged" ||
