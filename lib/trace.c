@@ -613,8 +613,12 @@ static int parse_bits(const char *value, const struct bit_name *bits, uint64_t *
 
 	if (g_ascii_isdigit(value[0])) {
 		char *end;
+
+		errno = 0;
 		*out = g_ascii_strtoull(value, &end, 0);
-		return end == value ? -EINVAL : 0;
+		if (errno == ERANGE)
+			return -ERANGE;
+		return end == value || (*end && !g_ascii_isspace(*end)) ? -EINVAL : 0;
 	}
 	*out = 0;
 	parts = g_strsplit(value, "|", -1);
@@ -670,14 +674,22 @@ static int parse_attr_line(const char *line, struct perf_event_attr *attr, unsig
 		ret = parse_bits(value, branch_bits, &v);
 	else {
 		char *end;
-		/* Newer perf appends a symbolic name: "0 (PERF_TYPE_HARDWARE)". */
+		/* Newer perf appends a symbolic name: "0 (PERF_TYPE_HARDWARE)".
+		 * perf prints %PRIu64 or %#PRIx64; past 64 bits the value
+		 * saturated, so it is an error, not UINT64_MAX. */
+		errno = 0;
 		if (value[0] == '-')
 			v = (uint64_t)g_ascii_strtoll(value, &end, 0); /* attr_get sign-extends */
 		else
 			v = g_ascii_strtoull(value, &end, 0);
-		if (end == value)
+		if (errno == ERANGE)
+			ret = -ERANGE;
+		else if (end == value || (*end && !g_ascii_isspace(*end)))
 			ret = -EINVAL;
 	}
+	if (ret == -ERANGE)
+		return pc_fail(ERANGE, "perf -vv line %u: %s value \"%s\" does not fit", lineno,
+			       name, value);
 	if (ret < 0)
 		return pc_fail(EINVAL, "perf -vv line %u: cannot parse %s value \"%s\"", lineno,
 			       name, value);

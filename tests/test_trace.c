@@ -157,6 +157,20 @@ static void test_parse_vv_rejects_unknown(void **state)
 	assert_non_null(strstr(pc_errmsg(), "frobnicate"));
 	assert_int_equal(trace_parse_perf_verbose(bits, &calls), -EINVAL);
 	assert_non_null(strstr(pc_errmsg(), "BOGUS"));
+	/* Past 64 bits g_ascii_strtoull saturated to UINT64_MAX silently. */
+	assert_int_equal(trace_parse_perf_verbose("perf_event_attr:\n  config   18446744073709551616\n",
+						  &calls), -ERANGE);
+	assert_non_null(strstr(pc_errmsg(),
+			       "line 2: config value \"18446744073709551616\" does not fit"));
+	assert_int_equal(trace_parse_perf_verbose("perf_event_attr:\n  sample_type   0x10000000000000000\n",
+						  &calls), -ERANGE);
+	assert_int_equal(trace_parse_perf_verbose("perf_event_attr:\n  clockid   -9223372036854775809\n",
+						  &calls), -ERANGE);
+	/* A number glued to garbage is not a number. */
+	assert_int_equal(trace_parse_perf_verbose("perf_event_attr:\n  config   12abc\n", &calls),
+			 -EINVAL);
+	assert_int_equal(trace_parse_perf_verbose("perf_event_attr:\n  sample_type   0x5zz\n", &calls),
+			 -EINVAL);
 }
 
 static struct trace_call *call_new(uint32_t type, uint64_t config, int cpu, int fd, int err)
