@@ -943,6 +943,19 @@ static int probe_binaries(struct run *r)
  * directory so that `run --resume RUN_DIR` needs nothing else. */
 #define RUN_SCENARIO_FILE "scenario.ini"
 
+/* A sweep where no cell reaches the kernel tested nothing: that is not a
+ * clean run. Real perf binaries are traced later and always reach it. */
+static int check_something_to_test(const struct run *r, const char *scenario_path)
+{
+	if (r->bins->len)
+		return 0;
+	for (guint i = 0; i < r->set->cells->len; i++)
+		if (((const struct cell *)r->set->cells->pdata[i])->has_attr)
+			return 0;
+	return pc_fail(EINVAL, "%s: nothing to test: every spec was rejected by every profile",
+		       scenario_path);
+}
+
 static int setup(struct run *r, struct runner_report *rep)
 {
 	const struct runner_opts *o = r->opts;
@@ -1034,6 +1047,8 @@ static int setup(struct run *r, struct runner_report *rep)
 	/* Before the run directory exists: bad input leaves nothing behind. */
 	kernel = r->set->kernel ? r->set->kernel : "";
 	if ((e = build_cells(r, kernel)))
+		return e;
+	if ((e = check_something_to_test(r, scenario_path)))
 		return e;
 
 	if (o->resume_dir) {

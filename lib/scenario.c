@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const type_names[SCENARIO_TYPE_COUNT] = {
 	[SCENARIO_TYPE_STRING] = "string",
@@ -405,8 +407,21 @@ static int set_value(struct scenario *s, const struct key_def *d, const char *va
 	int r;
 
 	switch (d->info.type) {
-	case SCENARIO_TYPE_STRING:
 	case SCENARIO_TYPE_PATH:
+		/* A kernel or initrd the run cannot use fails before anything
+		 * runs or is created, not at the fleet after the open phase. */
+		if (*value) {
+			struct stat st;
+
+			if (stat(value, &st) < 0)
+				return bad_value(path, text, d, "%s: %s", value, g_strerror(errno));
+			if (!S_ISREG(st.st_mode))
+				return bad_value(path, text, d, "%s: not a regular file", value);
+			if (access(value, R_OK) < 0)
+				return bad_value(path, text, d, "%s: %s", value, g_strerror(errno));
+		}
+		/* fall through */
+	case SCENARIO_TYPE_STRING:
 		g_free(*(char **)field);
 		*(char **)field = g_strdup(value);
 		return 0;

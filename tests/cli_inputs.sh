@@ -6,7 +6,8 @@
 #     bound, a FIFO with no writer blocked diff, matrix and run forever);
 #   - one line on stderr naming the path;
 #   - no results directory created.
-# A perf binary
+# A scenario's kernel or initrd that cannot be used, and a sweep where every
+# spec is rejected, fail the same way before anything runs. A perf binary
 # that hangs is killed after PMUCANARY_TEST_PERF_TIMEOUT_S (a test hook).
 # Every node is this test's own, made in its temp dir: never a real /dev one.
 # Needs root (mknod); $PMUCANARY_BIN and $PMUCANARY_TOP (tests/run-tests).
@@ -92,6 +93,16 @@ refused "matrix: result file over 512 MiB" "$tmp/big.json" matrix "$tmp/big.json
 refused "run: NUL byte in the scenario" "$tmp/nul.ini:4" run --results "$tmp/runs" "$tmp/nul.ini"
 refused "matrix --errata: NUL byte" "$tmp/nul-errata.ini:3" matrix --errata "$tmp/nul-errata.ini" \
 	"$m/amd-3.6.json"
+
+# Checked before anything runs or is created: a scenario's kernel or
+# initrd that is missing, a directory or a FIFO is file:line: [fleet] key.
+for bad in "kernel = $tmp/no-such-vmlinuz" "initrd = $tmp/adir" "kernel = $tmp/fifo"; do
+	key=${bad%% *}
+	printf '[fleet]\nguests = 1\n%s\n[sweep]\nspecs = cpu-clock\n' "$bad" >"$tmp/sc.ini"
+	refused "run: scenario $bad" "$tmp/sc.ini:3: [fleet] $key" run --results "$tmp/runs" "$tmp/sc.ini"
+done
+# A sweep where every profile rejects every spec tested nothing: not clean.
+refused "run: every spec rejected" "$tmp/ok.ini: nothing to test" run --results "$tmp/runs" "$tmp/ok.ini"
 
 # A perf binary that hangs: probe ends with INFRA for that cell within the
 # timeout (shortened for the test) and leaves no process behind; one that

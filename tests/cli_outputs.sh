@@ -42,10 +42,12 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 
-# A run that needs no guests: its one spec is rejected by the profile, so
-# nothing is armed, and it still writes every report.
-printf '[fleet]\nguests = 1\n[sweep]\nspecs = cycles:G\nprofiles = perf-3.1\nraw_excludes = false\n' \
-	>"$tmp/rejected.ini"
+# A run that needs no guests: its one attr reaches the kernel and fails
+# (software event 0xffff: ENOENT on every Linux), so nothing is armed, and
+# it still writes every report. (A spec every profile rejects tests
+# nothing: exit 2.)
+printf '[fleet]\nguests = 1\n[sweep]\nspecs = software/config=0xffff/\nprofiles = perf-6.1\nraw_excludes = false\n' \
+	>"$tmp/noguests.ini"
 
 # Each output option: NAME FAIL-EXIT FORMAT ULIMIT; cmdline NAME PATH sets argv.
 # ULIMIT: whether the target is the only file the command writes, so that a
@@ -75,8 +77,8 @@ cmdline() {
 	diff-junit) argv=(diff "$d/run-3.8.json" "$d/run-3.8-extra.json" --junit "$2") ;;
 	diff-kcidb) argv=(diff "$d/run-3.8.json" "$d/run-3.8-extra.json" --kcidb "$2") ;;
 	trace-json) argv=(trace --json "$2" -- /bin/sh -c 'exit 3') ;;
-	run-junit) argv=(run --results "$tmp/runs" --junit "$2" "$tmp/rejected.ini") ;;
-	run-kcidb) argv=(run --results "$tmp/runs" --kcidb "$2" "$tmp/rejected.ini") ;;
+	run-junit) argv=(run --results "$tmp/runs" --junit "$2" "$tmp/noguests.ini") ;;
+	run-kcidb) argv=(run --results "$tmp/runs" --kcidb "$2" "$tmp/noguests.ini") ;;
 	*) echo "no producer $1" >&2; exit 1 ;;
 	esac
 }
@@ -195,7 +197,7 @@ stdout_cases=(
 	"encode|encode -p perf-modern cycles:pp"
 	"encode --json|encode -p perf-modern --json cycles:pp"
 	"encode --list-profiles|encode --list-profiles"
-	"run|run --results $tmp/runs $tmp/rejected.ini"
+	"run|run --results $tmp/runs $tmp/noguests.ini"
 	"probe --help|probe --help"
 	"--help|--help"
 )
