@@ -442,11 +442,12 @@ static int cell_from_json(const json_t *o, const char *name, size_t idx,
 		if (!json_is_object(v))
 			return pc_fail(EINVAL, "%s: %s\"per_cpu\" is not an object", name, where);
 		json_object_foreach((json_t *)v, key, c) {
-			char *end;
-			long cpu = strtol(key, &end, 10);
+			guint64 cpu;
 			enum outcome oc;
 
-			if (*key == '\0' || *end || cpu < 0 || cpu > G_MAXINT)
+			/* Decimal 0..G_MAXINT as written; strtol took " 5" and "+5". */
+			if (!g_ascii_isdigit(*key) ||
+			    !g_ascii_string_to_unsigned(key, 10, 0, G_MAXINT, &cpu, NULL))
 				return pc_fail(EINVAL, "%s: %sper_cpu key '%s' is not a CPU",
 					       name, where, key);
 			if ((ret = outcome_get(c, name, where, &oc)) < 0)

@@ -178,6 +178,26 @@ static void test_schema_errors(void **state)
 				   "{\"no_such_member\":1}}]}", "e.json"), -EINVAL);
 	assert_non_null(strstr(pc_errmsg(), "no_such_member"));
 
+	/* per_cpu keys are decimal CPU numbers, nothing strtol would skip. */
+	static const char *const bad_cpus[] = { " 5", "+5", "-0", "2147483648", "0x1", "5 " };
+	for (size_t i = 0; i < G_N_ELEMENTS(bad_cpus); i++) {
+		g_autofree char *doc = g_strdup_printf(
+			"{\"schema\":\"pmucanary/1\",\"kind\":\"run\",\"run_id\":\"r\","
+			"\"created\":\"t\",\"tool_version\":\"v\",\"kernel\":\"k\",\"accel\":\"kvm\","
+			"\"cells\":[{\"profile\":\"p\",\"spec\":\"s\",\"outcome\":\"OK\","
+			"\"per_cpu\":{\"%s\":\"OK\"}}]}", bad_cpus[i]);
+		g_autofree char *want = g_strdup_printf("per_cpu key '%s' is not a CPU", bad_cpus[i]);
+
+		assert_int_equal(read_text(doc, "cpu.json"), -EINVAL);
+		if (!strstr(pc_errmsg(), want))
+			fail_msg("'%s': %s", bad_cpus[i], pc_errmsg());
+	}
+	assert_int_equal(read_text("{\"schema\":\"pmucanary/1\",\"kind\":\"run\",\"run_id\":\"r\","
+				   "\"created\":\"t\",\"tool_version\":\"v\",\"kernel\":\"k\","
+				   "\"accel\":\"kvm\",\"cells\":[{\"profile\":\"p\",\"spec\":\"s\","
+				   "\"outcome\":\"OK\",\"per_cpu\":{\"2147483647\":\"OK\"}}]}",
+				   "cpu.json"), 0);
+
 	/* Truncated: jansson's line and column. */
 	assert_int_equal(read_text("{\"schema\":\"pmucanary/1\",\n\"kind\":", "f.json"), -EINVAL);
 	assert_non_null(strstr(pc_errmsg(), "f.json:2:"));
