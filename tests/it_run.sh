@@ -21,7 +21,9 @@
 #    the same `record -a -g` attr: their cpu-clock:u attrs are one attr.
 #    cpu-clock alone keeps event_attr_init()'s exclude_guest=1 and :uH sets
 #    it: different attrs, not harmed. The harmed attr is pinned member by
-#    member below.
+#    member below;
+#  - a hang self-test run (one guest, cpu-clock:u) is GUEST_HANG 1/1: a
+#    hang shows after the dwell, so the judge must wait for it.
 set -u
 bin=${PMUCANARY_BIN:-build/pmucanary}
 if ! virsh -c qemu:///system version >/dev/null 2>&1; then
@@ -170,5 +172,39 @@ if [ -n "$clean_json" ] && [ -n "$st_json" ]; then
 else
 	echo "FAIL no run.json to diff"; fail=1
 fi
-echo "# it_run: clean run $((t1 - t0))s, self-test run $((SECONDS - t1))s"
+t2=$SECONDS
+
+# A hang shows only once heartbeats are overdue, after the 1 s dwell: the
+# batch must be judged after the guests ran on (two more heartbeats, or none
+# within the timeout), not when the dwell ends. One guest, one attr, one
+# confirmation: the cell is GUEST_HANG 1/1 and nothing is INFRA.
+cat > "$work/hang.ini" <<INI
+[fleet]
+guests = 1
+vcpus = 1
+memory = 160M
+heartbeat = 100ms
+heartbeat_timeout = 3s
+[sweep]
+events = cpu-clock
+modifiers = u
+profiles = perf-3.7
+[load]
+dwell = 1s
+batch_size = 4
+confirm = 1
+INI
+"$bin" run --tcg --results "$work/hang" --selftest-harm "$target=hang" "$work/hang.ini" >"$work/hang.out" 2>&1
+rc=$?
+json=$(ls "$work"/hang/*/run.json 2>/dev/null | head -1)
+if [ $rc -ne 1 ] || [ -z "$json" ]; then
+	echo "FAIL hang self-test run: exit $rc (want 1)"; explain "$work/hang" "$work/hang.out"; fail=1
+elif got=$(jq -r '[.cells[] | "\(.profile) \(.spec) \(.outcome) \(.k)/\(.n)"] | join(",")' "$json") &&
+     [ "$got" = "perf-3.7 cpu-clock:u GUEST_HANG 1/1" ]; then
+	echo "ok   hang self-test run: the one cell is GUEST_HANG 1/1"
+else
+	echo "FAIL hang self-test run: cells '$got', want 'perf-3.7 cpu-clock:u GUEST_HANG 1/1'"
+	explain "$work/hang" "$work/hang.out"; fail=1
+fi
+echo "# it_run: clean run $((t1 - t0))s, self-test run $((t2 - t1))s, hang run $((SECONDS - t2))s"
 exit $fail
