@@ -1155,14 +1155,30 @@ const struct kernel_need kernel_lab_needs[] = {
 	{ NULL, NULL, false, NULL, NULL, NULL, NULL },
 };
 
+/* "5.12..." -> 5, 12; false unless two decimal parts that fit 64 bits
+ * (sscanf "%u" cut 4294967301 to 5). */
+static bool release_major_minor(const char *r, guint64 *major, guint64 *minor)
+{
+	size_t la = strspn(r, "0123456789"), lb;
+	g_autofree char *a = g_strndup(r, la);
+	g_autofree char *b = NULL;
+
+	if (!la || r[la] != '.')
+		return false;
+	lb = strspn(r + la + 1, "0123456789");
+	b = g_strndup(r + la + 1, lb);
+	return lb && g_ascii_string_to_unsigned(a, 10, 0, G_MAXUINT64, major, NULL) &&
+	       g_ascii_string_to_unsigned(b, 10, 0, G_MAXUINT64, minor, NULL);
+}
+
 /* release >= since ("5.12"); an unparsable release is taken as new enough. */
 static bool release_at_least(const char *release, const char *since)
 {
-	unsigned int a, b, x, y;
+	guint64 a, b, x, y;
 
 	if (!since)
 		return true;
-	if (sscanf(release, "%u.%u", &a, &b) != 2 || sscanf(since, "%u.%u", &x, &y) != 2)
+	if (!release_major_minor(release, &a, &b) || !release_major_minor(since, &x, &y))
 		return true;
 	return a > x || (a == x && b >= y);
 }

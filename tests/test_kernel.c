@@ -1183,6 +1183,16 @@ static void test_lab_modules(void **state)
 	assert_string_equal(mods->pdata[1], "kvm");
 	assert_string_equal(mods->pdata[2], "kvm_intel");
 	assert_string_equal(mods->pdata[3], "pvpanic_mmio");
+
+	/* A release part past 32 bits is compared whole: sscanf("%u") cut
+	 * 4294967301.4 to 5.4, older than pvpanic_mmio's 5.12. */
+	g_autoptr(kernel) huge = kernel_with(s, "4294967301.4.0", cfg->str, NULL);
+	g_autoptr(GPtrArray) huge_mods = kernel_lab_modules(huge);
+	assert_int_equal(huge_mods->len, 4);
+	assert_string_equal(huge_mods->pdata[3], "pvpanic_mmio");
+	g_autoptr(kernel) old = kernel_with(s, "5.4.0", cfg->str, NULL);
+	g_autoptr(GPtrArray) old_mods = kernel_lab_modules(old);
+	assert_int_equal(old_mods->len, 3);
 }
 
 static void test_default_cache_dir(void **state)
