@@ -33,7 +33,7 @@ mkdir "$tmp/adir"
 head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' '#' >"$tmp/big.ini"
 truncate -s $((512 * 1024 * 1024 + 1)) "$tmp/big.json"
 printf '[fleet]\nguests = 1\n[sweep]\nspecs = cycles\0:G\n' >"$tmp/nul.ini"
-printf '[E1]\nspec = cycles:p\n\0\n' >"$tmp/nul-errata.ini"
+printf '[erratum E1]\nharm = GUEST_CRASH\n\0\n' >"$tmp/nul-errata.ini"
 printf '[fleet]\nguests = 1\n[sweep]\nspecs = cycles:G\nprofiles = perf-3.1\n' >"$tmp/ok.ini"
 mkdir "$tmp/cwd"
 
