@@ -24,9 +24,9 @@ int cmd_diff(int argc, char **argv)
 	g_option_context_set_summary(ctx,
 		"Compares two result files cell by cell, keyed by (profile, spec).\n"
 		"Exit: 0 no regression, 1 regression (OK -> anything else, or newly\n"
-		"harmful), 125 cannot tell (INFRA, or NEW lacks cells BASE had),\n"
-		"2 bad input or an output that could not be written. Harm turning\n"
-		"into an errno (fenced) does not fail.");
+		"harmful), 125 cannot tell (INFRA, NEW lacks cells BASE had, or a\n"
+		"report could not be written), 2 bad input. Harm turning into an\n"
+		"errno (fenced) does not fail.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_reports_add_entries(ctx, &reports);
 	if (!cli_parse(ctx, "diff", &argc, &argv))
@@ -35,6 +35,8 @@ int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "pmucanary diff: need BASE and NEW (see pmucanary diff --help)\n");
 		return EXIT_USAGE;
 	}
+	if (!cli_reports_check("diff", &reports))
+		return EXIT_USAGE;
 	if (results_read_json(argv[1], &base) < 0 || results_read_json(argv[2], &new) < 0 ||
 	    diff_compare(base, argv[1], new, argv[2], &res) < 0) {
 		fprintf(stderr, "pmucanary diff: %s\n", pc_errmsg());
@@ -42,8 +44,11 @@ int cmd_diff(int argc, char **argv)
 	}
 	/* The CI files say the same as the exit code: NEW's cells, with BASE
 	 * as the baseline whose regressions fail. */
+	/* A report that cannot be written is no verdict: 125, so that `git
+	 * bisect run` skips rather than marks the commit bad (a path that is
+	 * a directory was refused above, before reading anything, with 2). */
 	if (!cli_reports_write("diff", &reports, new, base, argv[1]))
-		return EXIT_USAGE;
+		return EXIT_INFRA;
 
 	if (json) {
 		json_t *j = diff_result_to_json(res);

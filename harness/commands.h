@@ -20,7 +20,7 @@ enum {
 	X(run,    EXIT_INFRA, "the crash sweep: open phase, fleet, load phase, report")       \
 	X(lab,    EXIT_INFRA, "one lab host per kernel under test, the sweep inside, diffs")  \
 	X(trace,  EXIT_INFRA, "run a real perf binary and capture its perf_event_open calls") \
-	X(diff,   EXIT_USAGE, "compare two runs: exit 1 on any regression (git bisect run)")  \
+	X(diff,   EXIT_INFRA, "compare two runs: exit 1 on any regression (git bisect run)")  \
 	X(matrix, EXIT_USAGE, "merge runs from many kernels and hosts into one matrix")
 
 #define COMMAND_DECL(name, out_fail, help) int cmd_##name(int argc, char **argv);

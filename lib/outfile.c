@@ -48,6 +48,31 @@ static int write_node(const char *path, const void *data, size_t len)
 	return 0;
 }
 
+/* A regular file that is this process's stdout or stderr (`--json
+ * /dev/stdout >>log`, /proc/self/fd/1): renaming over it would drop what
+ * the shell's redirection holds and what is printed after. Written through
+ * the open descriptor instead, at its position, as the shell would. */
+static int std_fd_of(const struct stat *st)
+{
+	for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
+		struct stat fst;
+
+		if (fstat(fd, &fst) == 0 && fst.st_dev == st->st_dev && fst.st_ino == st->st_ino)
+			return fd;
+	}
+	return -1;
+}
+
+static int write_std(const char *path, int fd, const void *data, size_t len)
+{
+	int e;
+
+	fflush(fd == STDOUT_FILENO ? stdout : stderr);
+	if ((e = write_all(fd, data, len)))
+		return pc_fail(e, "cannot write %s: %s", path, g_strerror(e));
+	return 0;
+}
+
 /* target: the file to replace (path itself, or what a symlink at path
  * names); old: its stat, or NULL when there is none. Messages name path. */
 static int write_atomic(const char *path, const char *target, const struct stat *old,
@@ -96,6 +121,7 @@ static int write_atomic(const char *path, const char *target, const struct stat 
 int outfile_write(const char *path, const void *data, size_t len)
 {
 	struct stat st, lst;
+	int fd;
 
 	if (!path || !*path)
 		return pc_fail(EINVAL, "cannot write an empty path");
@@ -108,6 +134,12 @@ int outfile_write(const char *path, const void *data, size_t len)
 		return pc_fail(EISDIR, "cannot write %s: is a directory", path);
 	if (!S_ISREG(st.st_mode))
 		return write_node(path, data, len);
+	if ((fd = std_fd_of(&st)) >= 0)
+		return write_std(path, fd, data, len);
+	/* A file we may not write stays as it is, as with the shell's `>`
+	 * (the rename would only need the directory to be writable). */
+	if (access(path, W_OK) < 0)
+		return pc_fail(errno, "cannot write %s: %s", path, g_strerror(errno));
 	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
 		char *real = realpath(path, NULL);
 		g_autofree char *target = NULL;

@@ -13,6 +13,8 @@
  *    fsync, rename over path, fsync of the directory. Readers see the old
  *    content or the new, never a part; an existing file keeps its mode and
  *    owner; a symlink to one stays a symlink and its target is replaced.
+ *    A regular file that is our stdout or stderr is written through that
+ *    descriptor instead; one we may not write is -EACCES.
  *  - a character or block device, a FIFO: opened for writing as it is (no
  *    truncation, no creation, never renamed over) and written to.
  *  - a directory: -EISDIR.

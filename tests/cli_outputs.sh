@@ -9,9 +9,11 @@
 #     one stays a symlink;
 #   - a write that fails (a full device, a file over RLIMIT_FSIZE) names the
 #     path and exits non-zero with the command's output-failure code (probe,
-#     trace, run: 125; matrix, diff: 2), and leaves the previous file as it
+#     trace, run, diff: 125 (diff's git bisect run contract: cannot tell);
+#     matrix: 2), and leaves the previous file as it
 #     was, or no file at all;
-#   - stdout on a full device is never exit 0.
+#   - stdout on a full device is never exit 0; an output path that is our
+#     own stdout redirected to a file (/dev/stdout >>log) appends to it.
 # Every node is this test's own, made in its temp dir: never a real /dev one.
 # Needs root (mknod); $PMUCANARY_BIN and $PMUCANARY_TOP (tests/run-tests).
 set -euo pipefail
@@ -59,8 +61,8 @@ producers=(
 	"matrix-html 2 html yes"
 	"matrix-junit 2 xml yes"
 	"matrix-kcidb 2 json yes"
-	"diff-junit 2 xml yes"
-	"diff-kcidb 2 json yes"
+	"diff-junit 125 xml yes"
+	"diff-kcidb 125 json yes"
 	"trace-json 125 json yes"
 	"run-junit 125 xml no"
 	"run-kcidb 125 json no"
@@ -210,6 +212,19 @@ for c in "${stdout_cases[@]}"; do
 	check "$what >full: the message says stdout" names "stdout"
 done
 check "full device still a character device" [ -c "$tmp/full" ]
+
+# An output path that is the command's own stdout and a regular file
+# (`--json /dev/stdout >>log`): written through the descriptor, so the log
+# keeps what it had and gets the document; renaming over it would lose both.
+for p in "probe-json|\"cells\"" "matrix-html|</html>" "diff-junit|</testsuites>"; do
+	name=${p%%|*}
+	printf 'previous\n' >"$tmp/log-$name"
+	cmdline "$name" /dev/stdout
+	timeout 300 "$bin" "${argv[@]}" >>"$tmp/log-$name" 2>"$tmp/err" || true
+	check "$name to /dev/stdout >>log: the log keeps its first line" \
+		[ "$(head -n 1 "$tmp/log-$name")" = previous ]
+	check "$name to /dev/stdout >>log: the log got the document" grep -q "${p#*|}" "$tmp/log-$name"
+done
 
 echo "$((n - fails)) of $n passed"
 [ "$fails" -eq 0 ]
