@@ -133,7 +133,10 @@ work=$(mktemp -d /tmp/pmucanary-mutants.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 src=$work/src
 mkdir -p "$src"
-(cd "$top" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -C "$src" -xf - ||
+# (a tracked file deleted in the checkout is left out, not an error)
+(cd "$top" && git ls-files -co --exclude-standard -z |
+	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+	tar --null -T - -cf -) | tar -C "$src" -xf - ||
 	die "cannot copy the checkout to $src"
 
 build_for() { # suites... -> make targets
@@ -142,12 +145,18 @@ build_for() { # suites... -> make targets
 	echo "${t[*]}"
 }
 
-# Runs one suite in the copy; 0 passed, else it failed (or timed out).
+# Runs one suite in the copy; 0 passed, else it failed (or timed out). A
+# suite that skips fails here: a skipped suite catches nothing, and would
+# make the unmutated copy "pass" and every mutant "survive".
 run_suite() {
 	local s=$1 mode=unit limit=600
 	is_integration_suite "$s" && { mode=integration; limit=1800; }
-	(cd "$src" && timeout "$limit" tests/run-tests build "$mode" "$s") >"$work/log" 2>&1
+	(cd "$src" && PMUCANARY_REQUIRE_ALL=1 timeout "$limit" tests/run-tests build "$mode" "$s") \
+		>"$work/log" 2>&1
 }
+
+# The copy's own build/, whatever BUILD or SANITIZE `make mutants` was given.
+mk() { env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$src" -s -j"$(nproc)" BUILD=build "$@"; }
 
 all_suites=()
 for n in "${selected[@]}"; do
@@ -159,7 +168,7 @@ done
 
 echo "mutants: building the unmutated copy in $src"
 # shellcheck disable=SC2046
-make -C "$src" -s -j"$(nproc)" $(build_for "${all_suites[@]}") >"$work/build.log" 2>&1 ||
+mk $(build_for "${all_suites[@]}") >"$work/build.log" 2>&1 ||
 	{ cat "$work/build.log"; die "the unmutated copy does not build"; }
 for s in "${all_suites[@]}"; do
 	run_suite "$s" || { tail -30 "$work/log"; die "the unmutated copy fails $s: fix that first"; }
@@ -179,7 +188,7 @@ for n in "${selected[@]}"; do
 	printf '%s\n' "${orig/"${find[$n]}"/"${replace[$n]}"}" >"$f"
 	t0=$SECONDS verdict=
 	# shellcheck disable=SC2046,SC2086
-	if ! make -C "$src" -s -j"$(nproc)" $(build_for $suites) >"$work/build.log" 2>&1; then
+	if ! mk $(build_for $suites) >"$work/build.log" 2>&1; then
 		verdict="INVALID (does not build: $(grep -m1 'error' "$work/build.log"))"
 		invalid+=("$n")
 	else
