@@ -22,23 +22,13 @@ static char *dir;
 
 static int setup(void **state)
 {
-	dir = g_dir_make_tmp("test_infile-XXXXXX", NULL);
-	assert_non_null(dir);
+	dir = test_tmpdir("test_infile");
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-	const char *name;
-
-	while (d && (name = g_dir_read_name(d))) {
-		g_autofree char *p = g_build_filename(dir, name, NULL);
-
-		if (unlink(p) < 0)
-			rmdir(p);
-	}
-	rmdir(dir);
+	test_tmpdir_remove(dir);
 	g_clear_pointer(&dir, g_free);
 	return 0;
 }

@@ -30,26 +30,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Online CPUs, read here without perfev_online_cpus(). */
-static GArray *cpus_online(void)
-{
-	GArray *cpus = g_array_new(FALSE, FALSE, sizeof(int));
-	g_autofree char *text = NULL;
-	g_auto(GStrv) parts = NULL;
-
-	assert_true(g_file_get_contents("/sys/devices/system/cpu/online", &text, NULL, NULL));
-	parts = g_strsplit(g_strstrip(text), ",", -1);
-	for (char **p = parts; *p; p++) {
-		int lo, hi;
-
-		if (sscanf(*p, "%d-%d", &lo, &hi) != 2)
-			hi = lo = atoi(*p);
-		for (int c = lo; c <= hi; c++)
-			g_array_append_val(cpus, c);
-	}
-	return cpus;
-}
-
 static int fd_count(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -119,7 +99,7 @@ static void known_attrs(GPtrArray *out)
 
 static void test_agrees_with_plain_open(void **state)
 {
-	g_autoptr(GArray) cpus = cpus_online();
+	g_autoptr(GArray) cpus = test_online_cpus();
 	g_autoptr(prober) pr = NULL;
 	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
 	g_autoptr(GPtrArray) pairs = NULL;
@@ -207,7 +187,7 @@ static void test_agrees_with_plain_open(void **state)
 static void test_fallback_every_profile(void **state)
 {
 	g_autoptr(prober) pr = NULL;
-	g_autoptr(GArray) cpus = cpus_online();
+	g_autoptr(GArray) cpus = test_online_cpus();
 	g_autofree enum outcome *per = g_new0(enum outcome, cpus->len);
 	size_t chains = 0, encoded = 0;
 
@@ -298,7 +278,7 @@ static void check_chain_spec(struct prober *pr, GArray *cpus, const char *profil
 static void test_fallback_chains_exact(void **state)
 {
 	g_autoptr(prober) pr = NULL;
-	g_autoptr(GArray) cpus = cpus_online();
+	g_autoptr(GArray) cpus = test_online_cpus();
 	struct perf_event_attr nosup = sw_sampling(PERF_COUNT_SW_TASK_CLOCK);
 	struct perf_event_attr inval = sw_sampling(PERF_COUNT_SW_CPU_CLOCK);
 	struct perf_event_attr cycles = sw_sampling(PERF_COUNT_SW_CPU_CLOCK);
@@ -397,7 +377,7 @@ static void test_fallback_chains_exact(void **state)
 static void test_fallback_precise_walk_and_stat(void **state)
 {
 	g_autoptr(prober) rec = NULL, stat = NULL;
-	g_autoptr(GArray) cpus = cpus_online();
+	g_autoptr(GArray) cpus = test_online_cpus();
 	struct prober_opts so = { .mode = PROFILE_MODE_STAT };
 	struct perf_event_attr nosup = sw_sampling(PERF_COUNT_SW_CPU_CLOCK);
 	struct perf_event_attr inval = sw_sampling(PERF_COUNT_SW_CPU_CLOCK);

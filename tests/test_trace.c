@@ -451,25 +451,6 @@ static uint32_t msr_type(void)
 	return (uint32_t)atoi(text);
 }
 
-static GArray *online_cpus(void)
-{
-	GArray *cpus = g_array_new(FALSE, FALSE, sizeof(int));
-	g_autofree char *text = NULL;
-	g_auto(GStrv) parts = NULL;
-
-	assert_true(g_file_get_contents("/sys/devices/system/cpu/online", &text, NULL, NULL));
-	parts = g_strsplit(g_strstrip(text), ",", -1);
-	for (char **p = parts; *p; p++) {
-		int lo, hi;
-
-		if (sscanf(*p, "%d-%d", &lo, &hi) != 2)
-			hi = lo = atoi(*p);
-		for (int c = lo; c <= hi; c++)
-			g_array_append_val(cpus, c);
-	}
-	return cpus;
-}
-
 /* perf 6.1 `perf stat -a -e EVENT`: counting, every CPU, exclude_guest by
  * default (event_attr_init()), size 128 (PERF_ATTR_SIZE_VER7). */
 static struct perf_event_attr perf61_stat(uint32_t type, uint64_t config)
@@ -553,7 +534,7 @@ static void want_add(GArray *w, const struct perf_event_attr *attr, int cpu,
 /* The same attr opened OK on every online CPU. */
 static void want_every_cpu(GArray *w, const struct perf_event_attr *attr, unsigned long flags)
 {
-	g_autoptr(GArray) cpus = online_cpus();
+	g_autoptr(GArray) cpus = test_online_cpus();
 
 	for (guint i = 0; i < cpus->len; i++)
 		want_add(w, attr, g_array_index(cpus, int, i), flags, 0);

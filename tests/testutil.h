@@ -6,6 +6,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* $PMUCANARY_TOP (set by tests/run-tests), else two levels above the test
  * binary (build/tests/test_x -> the checkout). Caller g_free()s. */
@@ -19,6 +20,53 @@ static inline char *test_top_dir(void)
 	exe = g_file_read_link("/proc/self/exe", NULL);
 	dir = g_path_get_dirname(exe ? exe : ".");
 	return g_build_filename(dir, "..", "..", NULL);
+}
+
+/* Online CPUs from /sys/devices/system/cpu/online, read here rather than
+ * with lib/'s parser (perfev_online_cpus), which is what some tests check. */
+static inline GArray *test_online_cpus(void)
+{
+	GArray *cpus = g_array_new(FALSE, FALSE, sizeof(int));
+	g_autofree char *text = NULL;
+	g_auto(GStrv) parts = NULL;
+
+	assert_true(g_file_get_contents("/sys/devices/system/cpu/online", &text, NULL, NULL));
+	parts = g_strsplit(g_strstrip(text), ",", -1);
+	for (char **p = parts; *p; p++) {
+		int lo, hi;
+
+		if (sscanf(*p, "%d-%d", &lo, &hi) != 2)
+			hi = lo = atoi(*p);
+		for (int c = lo; c <= hi; c++)
+			g_array_append_val(cpus, c);
+	}
+	return cpus;
+}
+
+/* A fresh directory under $TMPDIR for one test ("name-XXXXXX"). */
+static inline char *test_tmpdir(const char *name)
+{
+	g_autofree char *tmpl = g_strdup_printf("%s-XXXXXX", name);
+	char *dir = g_dir_make_tmp(tmpl, NULL);
+
+	assert_non_null(dir);
+	return dir;
+}
+
+/* Empties dir (files, and subdirectories that are empty) and removes it. */
+static inline void test_tmpdir_remove(const char *dir)
+{
+	g_autoptr(GDir) d = dir ? g_dir_open(dir, 0, NULL) : NULL;
+	const char *name;
+
+	while (d && (name = g_dir_read_name(d))) {
+		g_autofree char *p = g_build_filename(dir, name, NULL);
+
+		if (unlink(p) < 0)
+			rmdir(p);
+	}
+	if (dir)
+		rmdir(dir);
 }
 
 /* Tests skipped in this process (test_skip). */
