@@ -37,6 +37,13 @@ enum {
 	/* No "precise > 3" check: the count lands in the 2-bit precise_ip
 	 * bit-field, so :pppp wraps to 0 (parse_event_modifier() <= 3.1). */
 	MOD_PRECISE_WRAPS = 1u << 5,
+	/* 'W' on a single event is an error, "Weak modifier is for use with
+	 * groups" (parse_events__modifier_list(), e30a7912f498, merged for
+	 * 6.10 with tag perf-tools-for-v6.10-1-2024-05-21). Before that a lone
+	 * cycles:W was accepted and did nothing: the weak-group retry needs
+	 * an event that is not its own leader. Groups are not modelled, so
+	 * every W fails. */
+	MOD_WEAK_GROUP_ONLY = 1u << 6,
 };
 
 /* Defaults applied to every event before modifiers (event_attr_init()). */
@@ -277,15 +284,15 @@ static const struct profile profiles[] = {
 		 * set exclude_guest unless G/H (943b69ac1884, 5.9); 'k'/'h'
 		 * alone clear it; repeated letters and pppp rejected; size 128
 		 * (VER7); :P gives precise_ip=3 in record; :S adds SAMPLE_READ.
-		 * The 6.10 modifier rewrite (Ian Rogers, parse_events__modifier_
-		 * list(), lkml 2024-04) applies 'p' before G/H but gives the same
-		 * bits (order-independent), only better error messages.
-		 * UNVERIFIED for the rest of the range: 'b' (bperf, ~5.13) is
-		 * accepted from 5.10 here; 5.10 .. 5.19 ask no PERF_FORMAT_LOST
-		 * and pass size 120; 6.3 .. 6.12 pass 136 (config3). */
+		 * End verified: the 6.10 modifier rewrite rejects a lone W
+		 * (perf-6.10 below). UNVERIFIED for the rest of the range: 'b'
+		 * (bperf, 01bd8efcec44) arrived in 5.13, so 5.10 .. 5.12 reject
+		 * :b that this profile accepts; 5.10 .. 5.19 ask no
+		 * PERF_FORMAT_LOST and pass size 120; 6.3 .. 6.9 pass 136
+		 * (config3). */
 		.name = "perf-6.1",
-		.releases = "perf 5.10 .. 6.12 (Debian 12 perf 6.1)",
-		.first = 510, .last = 612,
+		.releases = "perf 5.10 .. 6.9 (Debian 12 perf 6.1)",
+		.first = 510, .last = 609,
 		.letters = "ukhpPGHSDIWeb",
 		.mods = MOD_GH | MOD_P_SETS_EG | MOD_U_SETS_EG | MOD_NO_REPEAT | MOD_NO_SYSFS_COLON,
 		.defaults = DEF_EXCLUDE_GUEST,
@@ -296,7 +303,34 @@ static const struct profile profiles[] = {
 		.record = RECORD_V61,
 	},
 	{
-		/* Today's perf: Namhyung Kim's series bb6e7cb11d97 ("Add
+		/* perf 6.10 .. 6.12: Ian Rogers' rewrite of modifier parsing
+		 * (e30a7912f498, "perf parse-events: Improvements to modifier
+		 * parsing", merged for 6.10) rejects W outside a group with
+		 * "Weak modifier is for use with groups"; everything else gives
+		 * the bits of 6.1: 'p' is applied before G/H but the result is
+		 * order-independent, repeats are rejected by the lexer, precise
+		 * > 3 is still an error. Verified in the patch mail (lkml
+		 * 2024-04-16, v2 13/16, the version applied) and in every later
+		 * copy of parse-events.c in the code index; the v6.10 file itself
+		 * was not read. Size 136 (config3 is in the uapi header perf
+		 * builds with since 6.3). UNVERIFIED: 6.12 also accepts 'R'
+		 * (33bbad5cd3a0, no attr member), not modelled: this profile
+		 * rejects :R. */
+		.name = "perf-6.10",
+		.releases = "perf 6.10 .. 6.12 (W only on groups)",
+		.first = 610, .last = 612,
+		.letters = "ukhpPGHSDIWeb",
+		.mods = MOD_GH | MOD_P_SETS_EG | MOD_U_SETS_EG | MOD_NO_REPEAT | MOD_NO_SYSFS_COLON |
+			MOD_WEAK_GROUP_ONLY,
+		.defaults = DEF_EXCLUDE_GUEST,
+		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_EXCLUDE_GH | FB_PRECISE_MAX |
+			     FB_MISSING_SAMPLE_ID_ALL | FB_CLOEXEC,
+		.cycles_errs = ERRS_ENOENT_ENXIO_ENODEV,
+		.attr_size = 136 /* PERF_ATTR_SIZE_VER8 */,
+		.record = RECORD_V61,
+	},
+	{
+		/* perf 6.13 .. 6.17: Namhyung Kim's series bb6e7cb11d97 ("Add
 		 * fallback for exclude_guest"), 35c8d21371e9 ("Don't set
 		 * attr.exclude_guest by default"), 88bc63d00eb6 ("Do not set
 		 * exclude_guest for precise_ip"), 3b193a57baf1 ("Detect missing
@@ -313,15 +347,32 @@ static const struct profile profiles[] = {
 		 * exclude_kernel unless exclude_user, and adds EOPNOTSUPP ->
 		 * exclude_guest unless already set or G/H given; EINVAL only
 		 * retries for features a software-event probe finds missing,
-		 * then the :P walk. Size VER8 (config3, 6.3). UNVERIFIED: R/X
-		 * letters' arrival (present in that copy; X is 035c17893082, a
-		 * 2025 commit, so 6.13 .. ~6.17 really reject :X), perf stat's
-		 * EOPNOTSUPP path, pmu/ev/:mods rejection. */
+		 * then the :P walk. W only on groups (perf-6.10); R (retirement
+		 * latency, 33bbad5cd3a0, 6.12) sets no attr member; no X before
+		 * 6.18 (perf-modern). Size VER8 (config3, 6.3). UNVERIFIED: perf
+		 * stat's EOPNOTSUPP path, pmu/ev/:mods rejection. */
+		.name = "perf-6.13",
+		.releases = "perf 6.13 .. 6.17 (no default exclude_guest, EOPNOTSUPP retry)",
+		.first = 613, .last = 617,
+		.letters = "ukhpPGHSDIWebR",
+		.mods = MOD_GH | MOD_NO_REPEAT | MOD_NO_SYSFS_COLON | MOD_WEAK_GROUP_ONLY,
+		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_PRECISE_MAX | FB_EOPNOTSUPP_SET_EG |
+			     FB_PROBED_FEATURES | FB_EACCES_UNLESS_USER,
+		.cycles_errs = ERRS_ENOENT_ENXIO_ENODEV,
+		.attr_size = 136 /* PERF_ATTR_SIZE_VER8 */,
+		.record = RECORD_V61,
+	},
+	{
+		/* Today's perf: perf-6.13 plus the X letter (035c17893082,
+		 * "perf parse-events: Add 'X' modifier to exclude an event from
+		 * being regrouped", listed in the "perf tools changes for v6.18"
+		 * pull, 2025-10-08). X only keeps the event out of topdown
+		 * regrouping (evsel->dont_regroup): no attr member. */
 		.name = "perf-modern",
-		.releases = "perf 6.13 .. today (no default exclude_guest, EOPNOTSUPP retry)",
-		.first = 613, .last = 9999,
+		.releases = "perf 6.18 .. today (X letter)",
+		.first = 618, .last = 9999,
 		.letters = "ukhpPGHSDIWebRX",
-		.mods = MOD_GH | MOD_NO_REPEAT | MOD_NO_SYSFS_COLON,
+		.mods = MOD_GH | MOD_NO_REPEAT | MOD_NO_SYSFS_COLON | MOD_WEAK_GROUP_ONLY,
 		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_PRECISE_MAX | FB_EOPNOTSUPP_SET_EG |
 			     FB_PROBED_FEATURES | FB_EACCES_UNLESS_USER,
 		.cycles_errs = ERRS_ENOENT_ENXIO_ENODEV,
@@ -466,12 +517,15 @@ static int modifiers_apply(const struct profile *p, const struct spec *sp,
 		case 'e':
 			m.exclusive = 1;
 			break;
-		default: /* W, b: no attr member */
+		default: /* W, b, R, X: no attr member */
 			break;
 		}
 	}
 	if ((p->mods & MOD_NO_REPEAT) && strlen(str) > strlen(p->letters) + 2)
 		return pc_fail(EINVAL, "%s: modifier string too long at %zu", sp->text,
+			       sp->modifiers_pos + 1);
+	if ((p->mods & MOD_WEAK_GROUP_ONLY) && strchr(str, 'W'))
+		return pc_fail(EINVAL, "%s: Weak modifier is for use with groups at %zu", sp->text,
 			       sp->modifiers_pos + 1);
 	if (p->mods & MOD_PRECISE_WRAPS)
 		m.precise &= 3;

@@ -71,6 +71,8 @@ static const struct {
 	{ "perf-4.19", 128 + 5 * 16 },    /* + W */
 	{ "perf-5.9", 128 + 5 * 16 },
 	{ "perf-6.1", 128 + 7 * 16 },     /* + e b */
+	{ "perf-6.10", 128 + 7 * 16 },
+	{ "perf-6.13", 128 + 8 * 16 },    /* + R */
 	{ "perf-modern", 128 + 9 * 16 },  /* + R X */
 	{ "raw", 256 },
 };
@@ -224,10 +226,10 @@ static void test_pair_counts(void **state)
 		assert_string_equal(profile_name(profile_at(i)), per_profile[i].profile);
 		total += per_profile[i].per_event;
 	}
-	assert_int_equal(total, 2048);
+	assert_int_equal(total, 2544);
 	/* profile-major: each profile's pairs in one run, in table order */
 	assert_int_equal(enumerate_pairs(pmus, &o, &pairs), 0);
-	assert_int_equal(pairs->len, 2048 * N_EVENTS);
+	assert_int_equal(pairs->len, 2544 * N_EVENTS);
 	for (size_t i = 0, at = 0; i < G_N_ELEMENTS(per_profile); i++) {
 		size_t n = per_profile[i].per_event * N_EVENTS;
 

@@ -301,11 +301,47 @@ static void test_perf_modern(void **state)
 		{ "cycles:uG", "01110 0", NULL },
 		{ "cycles:e", "00000 0", NULL },
 		{ "cycles:b", "00000 0", NULL },
+		{ "cycles:R", "00000 0", NULL },
+		{ "cycles:X", "00000 0", NULL },
 		{ "cycles:pppp", NULL, "at 11" },
 		{ "cycles:kuk", NULL, "repeated modifier 'k'" },
 		{ "cycles:x", NULL, "unknown modifier 'x'" },
+		/* e30a7912f498 (6.10): W only on a group; a lone event fails. */
+		{ "cycles:W", NULL, "Weak modifier is for use with groups at 8" },
+		{ "cycles:uW", NULL, "Weak modifier is for use with groups" },
+		{ "cycles:WW", NULL, "repeated modifier 'W'" },
 	};
 	check_table("perf-modern", t, G_N_ELEMENTS(t));
+}
+
+/* perf 6.10 .. 6.12: 6.1's bits, but a lone W fails (e30a7912f498). */
+static void test_perf_6_10(void **state)
+{
+	static const struct enc t[] = {
+		{ "cycles", "00001 0", NULL },
+		{ "cycles:u", "01101 0", NULL },
+		{ "cycles:pp", "00001 2", NULL },
+		{ "cycles:pG", "00010 1", NULL },
+		{ "cycles:b", "00000 0", NULL },
+		{ "cycles:W", NULL, "Weak modifier is for use with groups at 8" },
+		{ "cycles:ppW", NULL, "Weak modifier is for use with groups" },
+		{ "cycles:R", NULL, "unknown modifier 'R'" },
+	};
+	check_table("perf-6.10", t, G_N_ELEMENTS(t));
+}
+
+/* perf 6.13 .. 6.17: today's bits, R but no X (035c17893082 is 6.18). */
+static void test_perf_6_13(void **state)
+{
+	static const struct enc t[] = {
+		{ "cycles", "00000 0", NULL },
+		{ "cycles:u", "01100 0", NULL },
+		{ "cycles:pp", "00000 2", NULL },
+		{ "cycles:R", "00000 0", NULL },
+		{ "cycles:X", NULL, "unknown modifier 'X'" },
+		{ "cycles:W", NULL, "Weak modifier is for use with groups" },
+	};
+	check_table("perf-6.13", t, G_N_ELEMENTS(t));
 }
 
 static void test_perf_3_1(void **state)
@@ -634,10 +670,13 @@ static void test_table(void **state)
 	assert_string_equal(profile_name(profile_for_release("5.8.18")), "perf-4.19");
 	assert_string_equal(profile_name(profile_for_release("5.9.16")), "perf-5.9");
 	assert_string_equal(profile_name(profile_for_release("5.10.0")), "perf-6.1");
-	assert_string_equal(profile_name(profile_for_release("6.12.9")), "perf-6.1");
-	assert_string_equal(profile_name(profile_for_release("6.13.0")), "perf-modern");
+	assert_string_equal(profile_name(profile_for_release("6.9.12")), "perf-6.1");
+	assert_string_equal(profile_name(profile_for_release("6.10.0")), "perf-6.10");
+	assert_string_equal(profile_name(profile_for_release("6.12.9")), "perf-6.10");
+	assert_string_equal(profile_name(profile_for_release("6.13.0")), "perf-6.13");
+	assert_string_equal(profile_name(profile_for_release("6.18.0")), "perf-modern");
 	assert_string_equal(profile_name(profile_for_release("3.0.101")), "perf-3.1");
-	assert_string_equal(profile_name(profile_for_release("6.17.0")), "perf-modern");
+	assert_string_equal(profile_name(profile_for_release("6.17.0")), "perf-6.13");
 	assert_null(profile_for_release("banana"));
 	assert_ptr_equal(profile_find("perf version 3.6.11"), profile_find("perf-3.6"));
 	assert_ptr_equal(profile_find("6.1.187"), profile_find("perf-6.1"));
@@ -659,6 +698,8 @@ int main(void)
 		cmocka_unit_test(test_perf_4_19),
 		cmocka_unit_test(test_perf_5_9),
 		cmocka_unit_test(test_perf_6_1),
+		cmocka_unit_test(test_perf_6_10),
+		cmocka_unit_test(test_perf_6_13),
 		cmocka_unit_test(test_perf_modern),
 		cmocka_unit_test(test_other_letters),
 		cmocka_unit_test(test_record_members_6_1),
