@@ -167,71 +167,127 @@ static int combine(struct isolate *iso, const size_t *ids, size_t count, enum ou
 	return 0;
 }
 
-/* ids is harmful: tested so (tested) or inferred because its sibling was
- * clean while parent was harmful. */
-static int search(struct isolate *iso, const size_t *ids, size_t count, enum outcome o,
-		  bool tested, const size_t *pids, size_t pcount, enum outcome po)
+/* Finds one culprit in ids (tested harmful, outcome o) by binary search and
+ * moves what the search did not clear into rest (ascending): the culprit's
+ * ids are dropped, every half that tested clean is dropped, and the halves
+ * never armed stay. An inferred half (its sibling was clean while their
+ * parent harmed) is trusted all the way down, one test per level; a wrong
+ * inference (the harm needs attrs from both halves) shows at the leaf,
+ * which is always armed alone, and then ddmin runs on the anchor: the
+ * nearest set on the path that did harm when armed. */
+static int find_one(struct isolate *iso, const size_t *ids, size_t count, enum outcome o,
+		    GArray *rest)
 {
-	size_t half = count / 2;
-	enum outcome ra, rb = OUTCOME_OK, rs;
+	const size_t *aids = ids, *cur = ids;
+	size_t acount = count, n = count;
+	enum outcome ao = o;
+	bool tested = true;
+	g_autoptr(GArray) unarmed = g_array_new(FALSE, FALSE, sizeof(size_t));
+	size_t before = iso->culprits->len;
 	int r;
 
-	if (count == 1) {
-		if (!tested) {
-			if ((r = test(iso, ISOLATE_KIND_SPLIT, ids, 1, &o)))
-				return r;
-			if (!HARM(o))
-				return combine(iso, pids, pcount, po);
+	while (n > 1) {
+		size_t half = n / 2;
+		enum outcome ra;
+
+		if ((r = test(iso, ISOLATE_KIND_SPLIT, cur, half, &ra)))
+			return r;
+		if (HARM(ra)) {
+			g_array_append_vals(unarmed, cur + half, n - half);
+			n = half;
+			o = ra;
+			tested = true;
+			aids = cur;
+			acount = n;
+			ao = ra;
+		} else {
+			cur += half;
+			n -= half;
+			tested = false;
 		}
-		add_culprit(iso, ids, 1, o);
-		return 0;
 	}
-	if ((r = test(iso, ISOLATE_KIND_SPLIT, ids, half, &ra)))
+	if (!tested && (r = test(iso, ISOLATE_KIND_SPLIT, cur, 1, &o)))
 		return r;
-	if (HARM(ra) && (r = search(iso, ids, half, ra, true, ids, count, o)))
+	if (HARM(o)) {
+		add_culprit(iso, cur, 1, o);
+	} else if ((r = combine(iso, aids, acount, ao))) {
 		return r;
-	if (!HARM(ra) && tested)
-		return search(iso, ids + half, count - half, o, false, ids, count, o);
-	if ((r = test(iso, ISOLATE_KIND_SPLIT, ids + half, count - half, &rb)))
-		return r;
-	if (HARM(rb) && (r = search(iso, ids + half, count - half, rb, true, ids, count, o)))
-		return r;
-	if (HARM(ra) || HARM(rb))
-		return 0;
-	/* Neither half harms alone. */
-	if (tested)
-		return combine(iso, ids, count, o);
-	if ((r = test(iso, ISOLATE_KIND_RECHECK, ids, count, &rs)))
-		return r;
-	if (HARM(rs))
-		return combine(iso, ids, count, rs);
-	return combine(iso, pids, pcount, po);
+	} else {
+		/* The combination came from the anchor: what the search left
+		 * unarmed outside it stays to be tested. */
+		for (size_t i = 0; i < acount; i++)
+			if (aids[i] != cur[0])
+				g_array_append_val(unarmed, aids[i]);
+	}
+	for (guint i = 0; i < unarmed->len; i++) {
+		size_t id = g_array_index(unarmed, size_t, i);
+		bool taken = false;
+
+		for (guint c = before; c < iso->culprits->len && !taken; c++) {
+			const struct isolate_culprit *cu = iso->culprits->pdata[c];
+
+			for (size_t j = 0; j < cu->count; j++)
+				taken = taken || cu->ids[j] == id;
+		}
+		if (!taken)
+			g_array_append_val(rest, id);
+	}
+	return 0;
 }
 
-static int confirm_culprit(struct isolate *iso, struct isolate_culprit *c)
+static int cmp_id(const void *a, const void *b)
 {
-	enum outcome first = OUTCOME_COUNT;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A screened batch harmed: find a culprit, then arm what is left of the
+ * batch once; while that harms, search it too. With d culprits in a batch
+ * of n this costs about d (log2 n + 1) + 1 rounds, the last one showing
+ * that nothing else in the batch harms. */
+static int search(struct isolate *iso, const size_t *ids, size_t count, enum outcome o)
+{
+	g_autoptr(GArray) cur = g_array_new(FALSE, FALSE, sizeof(size_t));
 	int r;
 
-	if (!iso->confirm) {
-		c->k = c->n = 1; /* the run that isolated it */
-		return 0;
+	g_array_append_vals(cur, ids, count);
+	for (;;) {
+		g_autoptr(GArray) rest = g_array_new(FALSE, FALSE, sizeof(size_t));
+
+		if ((r = find_one(iso, (size_t *)cur->data, cur->len, o, rest)))
+			return r;
+		if (!rest->len)
+			return 0;
+		g_array_sort(rest, cmp_id);
+		if ((r = test(iso, ISOLATE_KIND_RECHECK, (size_t *)rest->data, rest->len, &o)))
+			return r;
+		if (!HARM(o))
+			return 0;
+		g_array_unref(cur);
+		cur = g_steal_pointer(&rest);
 	}
-	c->k = c->n = 0;
-	for (unsigned int i = 0; i < iso->confirm; i++) {
+}
+
+/* The arm that isolated a culprit armed exactly its ids and harmed, so it
+ * is the first of its `confirm` runs: k/n counts every arm of the culprit
+ * alone. */
+static int confirm_culprit(struct isolate *iso, struct isolate_culprit *c)
+{
+	enum outcome first = c->outcome;
+	int r;
+
+	c->k = c->n = 1;
+	for (unsigned int i = 1; i < iso->confirm; i++) {
 		enum outcome o;
 
 		if ((r = test(iso, ISOLATE_KIND_CONFIRM, c->ids, c->count, &o)))
 			return r;
 		c->n++;
-		if (HARM(o)) {
+		if (HARM(o))
 			c->k++;
-			if (first == OUTCOME_COUNT)
-				first = o;
-		}
 	}
-	if (first != OUTCOME_COUNT)
-		c->outcome = first;
+	c->outcome = first;
 	return 0;
 }
 
@@ -254,7 +310,7 @@ int isolate_run(struct isolate *iso, isolate_test_fn fn, void *ctx)
 
 		if ((r = test(iso, ISOLATE_KIND_SCREEN, all + lo, n, &o)))
 			return r;
-		if (HARM(o) && (r = search(iso, all + lo, n, o, true, all + lo, n, o)))
+		if (HARM(o) && (r = search(iso, all + lo, n, o)))
 			return r;
 	}
 	for (guint i = 0; i < iso->culprits->len; i++)

@@ -5,9 +5,11 @@
  * restarts what was harmed; isolate decides which sets to test:
  *
  *   screen   consecutive batches of batch_size ids;
- *   split    a harmful set is halved and both halves tested, recursively
- *            (a clean first half lets the second be inferred harmful);
- *   recheck  a set only inferred harmful whose halves were both clean;
+ *   split    binary search for one culprit in a harmful set: the first
+ *            half is armed; a clean first half lets the second be
+ *            inferred harmful, a harmful one is searched next;
+ *   recheck  what the search did not clear (halves never armed), armed
+ *            once: clean ends the batch, harm starts the next search;
  *   combine  harm that no half reproduces: ddmin finds the smallest
  *            combination that still harms (e.g. a pair);
  *   confirm  each culprit alone (or its combination), `confirm` times: k/n.
