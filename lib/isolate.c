@@ -11,6 +11,7 @@ static const char *const kind_names[ISOLATE_KIND_COUNT] = {
 	[ISOLATE_KIND_RECHECK] = "recheck",
 	[ISOLATE_KIND_COMBINE] = "combine",
 	[ISOLATE_KIND_CONFIRM] = "confirm",
+	[ISOLATE_KIND_ACROSS] = "across",
 };
 
 const char *isolate_kind_name(enum isolate_kind k)
@@ -21,6 +22,7 @@ const char *isolate_kind_name(enum isolate_kind k)
 struct isolate {
 	size_t n_ids, batch_size;
 	unsigned int confirm;
+	bool cover_pairs;
 	/* per run */
 	isolate_test_fn fn;
 	void *ctx;
@@ -291,6 +293,80 @@ static int confirm_culprit(struct isolate *iso, struct isolate_culprit *c)
 	return 0;
 }
 
+void isolate_cover_pairs(struct isolate *iso, bool on)
+{
+	iso->cover_pairs = on;
+}
+
+/* The one id of ids that, armed with fixed (tmp holds room for both),
+ * still harms: a binary search with inference; the caller arms the result. */
+static int narrow(struct isolate *iso, const size_t *ids, size_t count, const size_t *fixed,
+		  size_t nfixed, size_t *tmp, size_t *found)
+{
+	int r;
+
+	while (count > 1) {
+		size_t half = count / 2;
+		enum outcome o;
+
+		memcpy(tmp, fixed, nfixed * sizeof(*tmp));
+		memcpy(tmp + nfixed, ids, half * sizeof(*tmp));
+		if ((r = test(iso, ISOLATE_KIND_COMBINE, tmp, nfixed + half, &o)))
+			return r;
+		if (HARM(o)) {
+			count = half;
+		} else {
+			ids += half;
+			count -= half;
+		}
+	}
+	*found = ids[0];
+	return 0;
+}
+
+/* Arms the half-batches a and b (of different screening batches) together,
+ * minus the culprits already named (they would harm on their own). Each
+ * half alone was screened clean, so a harm needs ids of both: one id of a
+ * is found with all of b armed, then one id of b with it. When that pair
+ * does not harm (the harm needs more than two), ddmin runs on the union. */
+static int across(struct isolate *iso, const size_t *a, size_t na, const size_t *b, size_t nb)
+{
+	g_autofree size_t *ua = g_new(size_t, na + 1), *ub = g_new(size_t, nb + 1);
+	g_autofree size_t *u = g_new(size_t, na + nb), *tmp = g_new(size_t, na + nb);
+	size_t ma = 0, mb = 0, pair[2];
+	enum outcome o, ou;
+	int r;
+
+	for (size_t i = 0; i < na; i++)
+		if (!isolate_culprit_of(iso, a[i]))
+			ua[ma++] = a[i];
+	for (size_t i = 0; i < nb; i++)
+		if (!isolate_culprit_of(iso, b[i]))
+			ub[mb++] = b[i];
+	if (!ma || !mb)
+		return 0;
+	memcpy(u, ua, ma * sizeof(*u));
+	memcpy(u + ma, ub, mb * sizeof(*u));
+	if ((r = test(iso, ISOLATE_KIND_ACROSS, u, ma + mb, &ou)) || !HARM(ou))
+		return r;
+	if ((r = narrow(iso, ua, ma, ub, mb, tmp, &pair[0])) ||
+	    (r = narrow(iso, ub, mb, &pair[0], 1, tmp, &pair[1])))
+		return r;
+	if (pair[0] > pair[1]) {
+		size_t t = pair[0];
+
+		pair[0] = pair[1];
+		pair[1] = t;
+	}
+	if ((r = test(iso, ISOLATE_KIND_COMBINE, pair, 2, &o)))
+		return r;
+	if (HARM(o)) {
+		add_culprit(iso, pair, 2, o);
+		return 0;
+	}
+	return combine(iso, u, ma + mb, ou);
+}
+
 int isolate_run(struct isolate *iso, isolate_test_fn fn, void *ctx)
 {
 	g_autofree size_t *all = g_new(size_t, iso->n_ids ? iso->n_ids : 1);
@@ -312,6 +388,33 @@ int isolate_run(struct isolate *iso, isolate_test_fn fn, void *ctx)
 			return r;
 		if (HARM(o) && (r = search(iso, all + lo, n, o)))
 			return r;
+	}
+	if (iso->cover_pairs && iso->n_ids > iso->batch_size) {
+		/* Each screening batch in two halves (one when it holds a
+		 * single id), so two halves fit in about one batch. */
+		struct half {
+			size_t lo, n, batch;
+		};
+		g_autoptr(GArray) halves = g_array_new(FALSE, FALSE, sizeof(struct half));
+
+		for (size_t lo = 0; lo < iso->n_ids; lo += iso->batch_size) {
+			size_t n = MIN(iso->batch_size, iso->n_ids - lo), first = (n + 1) / 2;
+			struct half h1 = { lo, first, lo / iso->batch_size };
+			struct half h2 = { lo + first, n - first, lo / iso->batch_size };
+
+			g_array_append_val(halves, h1);
+			if (h2.n)
+				g_array_append_val(halves, h2);
+		}
+		for (guint i = 0; i < halves->len; i++)
+			for (guint j = i + 1; j < halves->len; j++) {
+				const struct half *a = &g_array_index(halves, struct half, i);
+				const struct half *b = &g_array_index(halves, struct half, j);
+
+				if (a->batch != b->batch &&
+				    (r = across(iso, all + a->lo, a->n, all + b->lo, b->n)))
+					return r;
+			}
 	}
 	for (guint i = 0; i < iso->culprits->len; i++)
 		if ((r = confirm_culprit(iso, iso->culprits->pdata[i])))

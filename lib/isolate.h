@@ -12,6 +12,9 @@
  *            once: clean ends the batch, harm starts the next search;
  *   combine  harm that no half reproduces: ddmin finds the smallest
  *            combination that still harms (e.g. a pair);
+ *   across   (isolate_cover_pairs) every two half-batches of different
+ *            screening batches armed together, so that a pair that harms
+ *            only together is found when screening put it apart;
  *   confirm  each culprit alone (or its combination), `confirm` times: k/n.
  *
  * The sequence of tests is a function of the results alone, so a run is
@@ -32,6 +35,7 @@ enum isolate_kind {
 	ISOLATE_KIND_RECHECK,
 	ISOLATE_KIND_COMBINE,
 	ISOLATE_KIND_CONFIRM,
+	ISOLATE_KIND_ACROSS,
 	ISOLATE_KIND_COUNT
 };
 
@@ -62,6 +66,12 @@ struct isolate *isolate_new(size_t n_ids, size_t batch_size, unsigned int confir
 void isolate_free(struct isolate *iso);
 typedef struct isolate isolate;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(isolate, isolate_free)
+
+/* After screening, also arm every two half-batches that belong to
+ * different screening batches together (batch_size ids per test, one more
+ * when it is odd): 2k(k-1) more rounds for k batches, since a pair split
+ * across batches is otherwise never armed together. Off by default. */
+void isolate_cover_pairs(struct isolate *iso, bool on);
 
 /* Runs every test through fn. Starts over on each call (see resume above). */
 int isolate_run(struct isolate *iso, isolate_test_fn fn, void *ctx);

@@ -149,6 +149,10 @@ static const struct key_def keys[] = {
 	    "times each isolated culprit is re-run alone to give k/n" }, OFF(confirm), 0, 100 },
 	{ { "load", "ring_pages", SCENARIO_TYPE_UINT, "8",
 	    "data pages per ring buffer (power of two)" }, OFF(ring_pages), 1, 1024 },
+	{ { "load", "pairs_across_batches", SCENARIO_TYPE_BOOL, "false",
+	    "also arm every two half-batches of different batches together, so that two attrs "
+	    "that harm only together are found when screening put them apart "
+	    "(2k(k-1) more rounds for k batches)" }, OFF(pairs_across_batches), 0, 0 },
 };
 
 size_t scenario_key_count(void)
@@ -658,6 +662,7 @@ json_t *scenario_to_json(const struct scenario *s)
 	json_object_set_new(load, "batch_size", json_integer(s->batch_size));
 	json_object_set_new(load, "confirm", json_integer(s->confirm));
 	json_object_set_new(load, "ring_pages", json_integer(s->ring_pages));
+	json_object_set_new(load, "pairs_across_batches", json_boolean(s->pairs_across_batches));
 	json_object_set_new(j, "fleet", fleet);
 	json_object_set_new(j, "sweep", sweep);
 	json_object_set_new(j, "load", load);

@@ -4,7 +4,7 @@
  *   [fleet]     guests, vcpus, memory, kernel, initrd, heartbeat, heartbeat_timeout,
  *               boot_timeout
  *   [sweep]     pmus, events, modifiers, specs, profiles, raw_excludes, mode
- *   [load]      dwell, batch_size, confirm, ring_pages
+ *   [load]      dwell, batch_size, confirm, ring_pages, pairs_across_batches
  *
  * Every key, its type and its default is one row of the table in
  * scenario.c (scenario_key_count/scenario_key_at list it). Unknown sections
@@ -60,6 +60,7 @@ struct scenario {
 	unsigned int batch_size;
 	unsigned int confirm;
 	unsigned int ring_pages;/* data pages per ring buffer, power of two */
+	bool pairs_across_batches; /* isolate_cover_pairs() */
 };
 
 /* A scenario holding every default (valid only once a sweep is given). */

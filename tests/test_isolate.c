@@ -208,6 +208,53 @@ static void test_pair_only(void **state)
 	oracle_clear(&o);
 }
 
+/* A pair that harms only together, screened apart (batches of 16 of 64):
+ * never armed together without pair coverage; with it, found as the pair,
+ * and a lone culprit elsewhere is not named twice. A triple across two
+ * batches falls back to ddmin. */
+static void test_pair_across_batches(void **state)
+{
+	struct oracle o;
+	g_autoptr(isolate) plain = isolate_new(64, 16, 2);
+	g_autoptr(isolate) cover = isolate_new(64, 16, 2);
+	const struct isolate_culprit *cu;
+
+	oracle_init(&o);
+	add_group(&o, 2, (size_t)3, (size_t)50);
+	add_group(&o, 1, (size_t)20);
+	assert_int_equal(isolate_run(plain, oracle_fn, &o), 0);
+	assert_int_equal(isolate_culprit_count(plain), 1);
+	assert_null(isolate_culprit_of(plain, 3));
+	assert_int_equal(isolate_rounds(plain), o.calls);
+
+	o.calls = 0;
+	isolate_cover_pairs(cover, true);
+	assert_int_equal(isolate_run(cover, oracle_fn, &o), 0);
+	assert_int_equal(isolate_culprit_count(cover), 2);
+	cu = isolate_culprit_of(cover, 3);
+	assert_non_null(cu);
+	assert_int_equal(cu->count, 2);
+	assert_int_equal(cu->ids[1], 50);
+	assert_int_equal(cu->k, 2);
+	assert_int_equal(isolate_culprit_of(cover, 20)->count, 1);
+	/* 4 batches in 8 halves: 28 pairs of halves, 4 of them in one batch */
+	assert_true(isolate_rounds(cover) >= isolate_rounds(plain) + 24);
+	/* the pair: 1 union + 3 + 3 halvings + the pair alone + 1 confirm */
+	assert_true(isolate_rounds(cover) <= isolate_rounds(plain) + 24 + 9);
+	oracle_clear(&o);
+
+	g_autoptr(isolate) triple = isolate_new(64, 16, 1);
+	oracle_init(&o);
+	add_group(&o, 3, (size_t)1, (size_t)2, (size_t)60);
+	isolate_cover_pairs(triple, true);
+	assert_int_equal(isolate_run(triple, oracle_fn, &o), 0);
+	assert_int_equal(isolate_culprit_count(triple), 1);
+	cu = isolate_culprit_at(triple, 0);
+	assert_int_equal(cu->count, 3);
+	assert_int_equal(cu->ids[2], 60);
+	oracle_clear(&o);
+}
+
 static void test_flaky(void **state)
 {
 	struct oracle o;
@@ -320,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_one_culprit_of_256),
 		cmocka_unit_test(test_several_culprits),
 		cmocka_unit_test(test_pair_only),
+		cmocka_unit_test(test_pair_across_batches),
 		cmocka_unit_test(test_flaky),
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_bad_outcome),
