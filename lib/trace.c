@@ -181,6 +181,26 @@ static int tracee_read(pid_t tid, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+/* How many attr bytes a call passes: its size member, 0 meaning VER0, as
+ * the kernel reads it; bounded so that a lying tracee costs nothing. */
+static size_t attr_want(uint32_t size)
+{
+	size_t want = size ? size : PERF_ATTR_SIZE_VER0;
+
+	return MAX(MIN(want, TRACE_ATTR_MAX), 2 * sizeof(uint32_t));
+}
+
+void trace_call_set_attr_bytes(struct trace_call *call, const void *bytes, size_t len)
+{
+	uint32_t size = 0;
+
+	memset(&call->attr, 0, sizeof(call->attr));
+	if (len >= 2 * sizeof(uint32_t))
+		memcpy(&size, (const char *)bytes + sizeof(uint32_t), sizeof(size));
+	call->attr_size = size;
+	memcpy(&call->attr, bytes, MIN(MIN(len, attr_want(size)), sizeof(call->attr)));
+}
+
 /* Reads `size` first, then that many bytes (bounded), as the kernel does. */
 static void call_read_attr(struct trace_call *call, pid_t tid, uint64_t addr)
 {
@@ -191,17 +211,15 @@ static void call_read_attr(struct trace_call *call, pid_t tid, uint64_t addr)
 		call->attr_read_err = -ret;
 		return;
 	}
-	call->attr_size = hdr[1];
-	size_t want = hdr[1] ? hdr[1] : PERF_ATTR_SIZE_VER0;
-	want = MIN(want, TRACE_ATTR_MAX);
-	want = MAX(want, sizeof(hdr));
+	size_t want = attr_want(hdr[1]);
 	g_autofree char *buf = g_malloc0(want);
 	ret = tracee_read(tid, addr, buf, want);
 	if (ret < 0) {
+		call->attr_size = hdr[1];
 		call->attr_read_err = -ret;
 		return;
 	}
-	memcpy(&call->attr, buf, MIN(want, sizeof(call->attr)));
+	trace_call_set_attr_bytes(call, buf, want);
 }
 
 /* ---- the tracer ------------------------------------------------------ */

@@ -88,6 +88,11 @@ json_t *trace_result_to_json(const struct trace_result *res, char *const argv[])
 /* "cpu 0 pid -1 group_fd -1 flags 0x8 type=1 ... -> fd 5" / "-> ENOENT";
  * caller g_free()s. */
 char *trace_call_to_string(const struct trace_call *call);
+
+/* Decodes the bytes read at a call's attr pointer as the kernel would:
+ * attr_size from the size member (0 when fewer than 8 bytes), at most that
+ * many bytes (VER0 for 0) and at most sizeof(attr) kept, the rest zero. */
+void trace_call_set_attr_bytes(struct trace_call *call, const void *bytes, size_t len);
 json_t *trace_call_to_json(const struct trace_call *call);
 
 /* Parses perf's -vv output: every "perf_event_attr:" block followed by its

@@ -207,6 +207,51 @@ static void test_calls_match_in_order(void **state)
 	assert_non_null(strstr(pc_errmsg(), "call 3 of 3"));
 }
 
+/* The bytes at a traced call's attr pointer are decoded as the kernel reads
+ * them: a short size keeps only that many bytes (what follows is not the
+ * attr), size 0 means VER0, and a size past ours keeps what we know. */
+static void test_attr_bytes_decode(void **state)
+{
+	struct perf_event_attr a;
+	unsigned char bytes[sizeof(a) + 64];
+	struct trace_call call;
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_SOFTWARE;
+	a.size = PERF_ATTR_SIZE_VER0;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = 4000;
+	a.exclude_kernel = 1;
+	a.config2 = 0x77; /* past VER0: not passed */
+	memset(bytes, 0xff, sizeof(bytes));
+	memcpy(bytes, &a, sizeof(a));
+	memset(&call, 0, sizeof(call));
+	trace_call_set_attr_bytes(&call, bytes, sizeof(bytes));
+	assert_int_equal(call.attr_size, PERF_ATTR_SIZE_VER0);
+	assert_int_equal(call.attr.config, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(call.attr.exclude_kernel, 1);
+	assert_int_equal(call.attr.config2, 0);
+
+	a.size = 0;
+	memcpy(bytes, &a, sizeof(a));
+	trace_call_set_attr_bytes(&call, bytes, sizeof(bytes));
+	assert_int_equal(call.attr_size, 0);
+	assert_int_equal(call.attr.sample_period, 4000);
+	assert_int_equal(call.attr.config2, 0);
+
+	a.size = 4000;
+	memcpy(bytes, &a, sizeof(a));
+	trace_call_set_attr_bytes(&call, bytes, sizeof(bytes));
+	assert_int_equal(call.attr_size, 4000);
+	assert_int_equal(call.attr.config2, 0x77);
+
+	/* fewer bytes than the header: size unknown, nothing past them */
+	trace_call_set_attr_bytes(&call, bytes, 4);
+	assert_int_equal(call.attr_size, 0);
+	assert_int_equal(call.attr.type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(call.attr.config, 0);
+}
+
 static void test_call_json_and_text(void **state)
 {
 	g_autofree struct trace_call *ok = call_new(1, 0, 1, 7, 0);
@@ -733,6 +778,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_parse_vv_newer_perf_names),
 		cmocka_unit_test(test_parse_vv_rejects_unknown),
 		cmocka_unit_test(test_calls_match_in_order),
+		cmocka_unit_test(test_attr_bytes_decode),
 		cmocka_unit_test(test_call_json_and_text),
 		cmocka_unit_test(test_run_seccomp),
 		cmocka_unit_test(test_run_syscall),
