@@ -132,12 +132,24 @@ const char *journal_path(const struct journal *j)
 	return j->path;
 }
 
+/* A line is whole or absent. A failed write (ENOSPC on a full results
+ * disk, EFBIG) may have written part of it; a later, shorter line could
+ * then land after that part, and the reader rejects garbage before the
+ * last line: the run could not be resumed. */
+static void journal_undo(struct journal *j, off_t start)
+{
+	if (start >= 0 && ftruncate(j->fd, start) < 0)
+		pc_warn("%s: cannot cut a failed line off: %s", j->path, strerror(errno));
+}
+
 int journal_append(struct journal *j, const char *step, json_t *line)
 {
 	g_autofree char *text = NULL;
 	g_autofree char *buf = NULL;
 	json_t *obj = json_object();
 	size_t len, off = 0;
+	off_t start;
+	int e;
 
 	json_object_set_new(obj, "step", json_string(step));
 	json_object_set_new(obj, "seq", json_integer(j->seq));
@@ -151,18 +163,25 @@ int journal_append(struct journal *j, const char *step, json_t *line)
 		return pc_fail(ENOMEM, "%s: cannot encode a %s line", j->path, step);
 	buf = g_strconcat(text, "\n", NULL);
 	len = strlen(buf);
+	start = lseek(j->fd, 0, SEEK_END);
 	/* One write: with O_APPEND a crash leaves at most one partial line. */
 	while (off < len) {
 		ssize_t n = write(j->fd, buf + off, len - off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return pc_fail(errno, "%s: write: %s", j->path, strerror(errno));
+		if (n < 0) {
+			e = errno;
+			journal_undo(j, start);
+			return pc_fail(e, "%s: write: %s", j->path, strerror(e));
+		}
 		off += (size_t)n;
 	}
-	if (fsync(j->fd) < 0)
-		return pc_fail(errno, "%s: fsync: %s", j->path, strerror(errno));
+	if (fsync(j->fd) < 0) {
+		e = errno;
+		journal_undo(j, start);
+		return pc_fail(e, "%s: fsync: %s", j->path, strerror(e));
+	}
 	j->seq++;
 	return 0;
 }

@@ -11,8 +11,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct fixture {
@@ -197,6 +200,48 @@ static void test_garbage_in_middle(void **state)
 	assert_true(g_str_has_prefix(pc_errmsg(), want));
 }
 
+/* A real short write: RLIMIT_FSIZE lets the file grow to the limit and then
+ * fails (EFBIG), as a full disk does with ENOSPC. The line that did not fit
+ * is cut off whole, so that the next one starts clean. */
+static void test_failed_write_leaves_whole_lines(void **state)
+{
+	struct fixture *f = *state;
+	g_autoptr(journal) j = NULL;
+	g_autoptr(journal_replay) r = NULL;
+	g_autofree char *path = g_build_filename(f->dir, JOURNAL_FILE, NULL);
+	g_autofree char *big = g_malloc(4096);
+	struct rlimit old, lim;
+	struct stat st;
+	json_t *line;
+	int rc;
+
+	write_run(f->dir, false);
+	assert_int_equal(journal_reopen(f->dir, &j), 0);
+	assert_int_equal(stat(path, &st), 0);
+	memset(big, 'x', 4095);
+	big[4095] = 0;
+	line = json_pack("{s:s}", "evidence", big);
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)st.st_size + 100;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	rc = journal_judged(j, 1, "GUEST_CRASH", line);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	json_decref(line);
+	assert_int_equal(rc, -EFBIG);
+	assert_non_null(strstr(pc_errmsg(), path));
+	struct stat after;
+	assert_int_equal(stat(path, &after), 0);
+	assert_int_equal(after.st_size, st.st_size);
+
+	assert_int_equal(journal_judged(j, 1, "INFRA", NULL), 0);
+	assert_int_equal(journal_read(f->dir, &r), 0);
+	assert_false(r->truncated);
+	assert_int_equal(r->lines, 7);
+	assert_string_equal(journal_replay_batch(r, 1)->outcome, "INFRA");
+}
+
 static void test_semantic_errors(void **state)
 {
 	struct fixture *f = *state;
@@ -222,6 +267,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nul_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_in_middle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_semantic_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_write_leaves_whole_lines, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
