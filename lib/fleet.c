@@ -25,6 +25,7 @@
 #define FLEET_EVIDENCE_MAX 16384
 #define FLEET_CONSOLE_TAIL_LINES 80
 #define FLEET_CONSOLE_TAIL_BYTES 8192
+#define FLEET_RECONNECT_US (30 * G_USEC_PER_SEC) /* a restarted libvirtd answers in ~1 s */
 
 static const char *const accel_names[FLEET_ACCEL_COUNT] = { "kvm", "tcg" };
 static const char *const state_names[GUEST_STATE_COUNT] = {
@@ -612,6 +613,28 @@ static gpointer monitor_main(gpointer data)
 
 /* ---- stale domains of dead runs ---- */
 
+/* The harness that started d (its <pc:fleet pid= start=>): false when d
+ * carries no fleet metadata. */
+static bool domain_owner(virDomainPtr d, int *pid, unsigned long long *start)
+{
+	g_autofree char *meta = virt_domain_metadata(d, FLEET_META_URI);
+	const char *p, *s;
+
+	if (!meta)
+		return false;
+	p = strstr(meta, "pid='");
+	s = strstr(meta, "start='");
+	if (!p)
+		p = strstr(meta, "pid=\"");
+	if (!s)
+		s = strstr(meta, "start=\"");
+	if (!p || !s)
+		return false;
+	*pid = atoi(p + 5);
+	*start = g_ascii_strtoull(s + 7, NULL, 10);
+	return true;
+}
+
 static void fleet_reap_stale(struct fleet *f)
 {
 	g_autoptr(GPtrArray) doms = NULL;
@@ -622,29 +645,61 @@ static void fleet_reap_stale(struct fleet *f)
 	}
 	for (unsigned int i = 0; i < doms->len; i++) {
 		virDomainPtr d = doms->pdata[i];
-		g_autofree char *meta = virt_domain_metadata(d, FLEET_META_URI);
-		const char *p, *s;
 		int pid;
 		unsigned long long start;
 
-		if (!meta)
+		if (!domain_owner(d, &pid, &start))
 			continue; /* not a running fleet guest: not ours to judge */
-		p = strstr(meta, "pid='");
-		s = strstr(meta, "start='");
-		if (!p)
-			p = strstr(meta, "pid=\"");
-		if (!s)
-			s = strstr(meta, "start=\"");
-		if (!p || !s)
-			continue;
-		pid = atoi(p + 5);
-		start = g_ascii_strtoull(s + 7, NULL, 10);
 		if (pid > 0 && proc_starttime(pid) == start && start != 0)
 			continue; /* its harness is alive */
 		pc_warn("destroying %s left by dead run (pid %d)", virt_domain_name(d), pid);
 		if (virt_domain_destroy(d) < 0)
 			pc_warn("%s", pc_errmsg());
 	}
+}
+
+/* libvirtd died under us: AUTODESTROY was a promise of the lost connection,
+ * and a restarted libvirtd takes the running guests back. Destroy ours
+ * (this fleet's names, started by this process) through a new connection,
+ * waiting a while for libvirtd to return; else the next run's
+ * fleet_reap_stale() is all that is left. */
+static void fleet_destroy_orphans(struct fleet *f)
+{
+	int64_t end = g_get_monotonic_time() + FLEET_RECONNECT_US;
+	unsigned long long self = proc_starttime(getpid());
+	g_autoptr(GPtrArray) doms = NULL;
+	virConnectPtr c = NULL;
+
+	while (virt_connect(f->uri, &c) < 0) {
+		if (g_get_monotonic_time() >= end) {
+			pc_warn("libvirt connection lost and %s not back within %d s: the guests of "
+				"run %s are left to the next run's cleanup", f->uri,
+				(int)(FLEET_RECONNECT_US / G_USEC_PER_SEC), f->run_id);
+			return;
+		}
+		g_usleep(200000);
+	}
+	if (virt_domains_list(c, FLEET_NAME_PREFIX, &doms) < 0) {
+		pc_warn("cannot look for the guests of run %s: %s", f->run_id, pc_errmsg());
+		virt_close(c);
+		return;
+	}
+	for (unsigned int i = 0; i < doms->len; i++) {
+		virDomainPtr d = doms->pdata[i];
+		const char *name = virt_domain_name(d);
+		bool mine = false;
+		int pid;
+		unsigned long long start;
+
+		for (unsigned int k = 0; k < f->n && !mine; k++)
+			mine = !strcmp(name, f->g[k].name);
+		if (!mine || !domain_owner(d, &pid, &start) || pid != (int)getpid() || start != self)
+			continue;
+		pc_info("%s: destroyed through a new connection (the first one was lost)", name);
+		if (virt_domain_destroy(d) < 0)
+			pc_warn("%s", pc_errmsg());
+	}
+	virt_close(c); /* the domains in doms hold their own references */
 }
 
 /* ---- lifecycle of the fleet ---- */
@@ -863,6 +918,7 @@ static void guest_stop(struct fleet *f, struct guest *g)
 {
 	virDomainPtr dom;
 	virStreamPtr st;
+	bool lost;
 
 	g_mutex_lock(&f->lock);
 	g->stopping = true;
@@ -878,9 +934,11 @@ static void guest_stop(struct fleet *f, struct guest *g)
 	st = g->st;
 	g->dom = NULL;
 	g->st = NULL;
+	lost = f->conn_lost;
 	g_mutex_unlock(&f->lock);
 	virt_stream_close(st);
-	if (dom && virt_domain_destroy(dom) < 0)
+	/* over a lost connection this cannot work: fleet_stop() reconnects */
+	if (dom && !lost && virt_domain_destroy(dom) < 0)
 		pc_warn("%s: %s", g->name, pc_errmsg());
 	virt_domain_free(dom);
 	g_mutex_lock(&f->lock);
@@ -891,10 +949,17 @@ static void guest_stop(struct fleet *f, struct guest *g)
 
 int fleet_stop(struct fleet *f)
 {
+	bool lost;
+
 	if (!f)
 		return 0;
 	for (unsigned int i = 0; i < f->n; i++)
 		guest_stop(f, &f->g[i]);
+	g_mutex_lock(&f->lock);
+	lost = f->conn_lost;
+	g_mutex_unlock(&f->lock);
+	if (lost)
+		fleet_destroy_orphans(f);
 	return 0;
 }
 
