@@ -73,6 +73,28 @@ static int write_std(const char *path, int fd, const void *data, size_t len)
 	return 0;
 }
 
+/* The process umask without changing it: umask() can only be read by
+ * setting it, which races with other threads creating files, so the
+ * kernel's own copy (Linux 4.7+) first. */
+static mode_t current_umask(void)
+{
+	g_autofree char *status = NULL;
+	const char *p;
+	mode_t m;
+
+	if (g_file_get_contents("/proc/self/status", &status, NULL, NULL) &&
+	    (p = strstr(status, "\nUmask:\t"))) {
+		guint64 v;
+		g_autofree char *digits = g_strndup(p + 8, strspn(p + 8, "01234567"));
+
+		if (*digits && g_ascii_string_to_unsigned(digits, 8, 0, 0777, &v, NULL))
+			return (mode_t)v;
+	}
+	m = umask(022);
+	umask(m);
+	return m;
+}
+
 /* target: the file to replace (path itself, or what a symlink at path
  * names); old: its stat, or NULL when there is none. Messages name path. */
 static int write_atomic(const char *path, const char *target, const struct stat *old,
@@ -98,8 +120,9 @@ static int write_atomic(const char *path, const char *target, const struct stat 
 			pc_debug("%s: keeping the owner: %s", path, g_strerror(errno));
 		(void)fchmod(fd, old->st_mode & 0777);
 	} else if (!ret) {
-		/* Result files are for reading by others (CI, matrix): not 0600. */
-		(void)fchmod(fd, 0644);
+		/* A new file gets what open(O_CREAT, 0666) would give: the
+		 * user's umask decides (mkostemp made it 0600). */
+		(void)fchmod(fd, 0666 & ~current_umask());
 	}
 	if (close(fd) < 0 && !ret)
 		ret = pc_fail(errno, "cannot write %s: close: %s", path, g_strerror(errno));

@@ -226,5 +226,26 @@ for p in "probe-json|\"cells\"" "matrix-html|</html>" "diff-junit|</testsuites>"
 	check "$name to /dev/stdout >>log: the log got the document" grep -q "${p#*|}" "$tmp/log-$name"
 done
 
+# A new file gets 0666 less the user's umask, as `>FILE` would: a private
+# umask keeps results private, a group one shares them. An existing file
+# keeps its mode whatever the umask.
+for u in 077:600 002:664 022:644; do
+	for name in probe-json matrix-html diff-junit trace-json; do
+		rm -rf "$tmp/umask" && mkdir "$tmp/umask"
+		cmdline "$name" "$tmp/umask/out"
+		rc=0
+		(umask "${u%:*}" && timeout 300 "$bin" "${argv[@]}" >"$tmp/null" 2>"$tmp/err") || rc=$?
+		check "$name, umask ${u%:*}: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+		check "$name, umask ${u%:*}: a new file is ${u#*:}" \
+			[ "$(stat -c %a "$tmp/umask/out" 2>&1)" = "${u#*:}" ]
+	done
+done
+echo previous >"$tmp/umask/out"
+chmod 640 "$tmp/umask/out"
+cmdline probe-json "$tmp/umask/out"
+(umask 002 && timeout 300 "$bin" "${argv[@]}" >"$tmp/null" 2>"$tmp/err") || true
+check "probe-json, umask 002: an existing 640 file stays 640" \
+	[ "$(stat -c %a "$tmp/umask/out")" = 640 ]
+
 echo "$((n - fails)) of $n passed"
 [ "$fails" -eq 0 ]

@@ -71,7 +71,10 @@ static void test_regular(void **state)
 	g_autofree char *text = NULL, *names = NULL;
 	struct stat st;
 
+	mode_t old = umask(022);
+
 	assert_int_equal(outfile_write(path, "first\n", 6), 0);
+	umask(old);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0644);
 	assert_int_equal(outfile_write(path, "second\n", 7), 0);
@@ -79,6 +82,36 @@ static void test_regular(void **state)
 	assert_string_equal(text, "second\n");
 	names = entries();
 	assert_string_equal(names, "out.json");
+}
+
+/* A new file is 0666 less the umask, like open(O_CREAT, 0666) (it was 0644
+ * whatever the umask: results leaked under umask 077); an existing file
+ * keeps its mode under any umask. */
+static void test_new_file_umask(void **state)
+{
+	static const struct { mode_t umask, want; } cases[] = {
+		{ 077, 0600 }, { 002, 0664 }, { 027, 0640 }, { 0, 0666 },
+	};
+	g_autofree char *path = g_build_filename(dir, "out.json", NULL);
+	struct stat st;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		mode_t old = umask(cases[i].umask);
+		int r;
+
+		unlink(path);
+		r = outfile_write(path, "x\n", 2);
+		umask(old);
+		assert_int_equal(r, 0);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 0777, cases[i].want);
+	}
+	assert_int_equal(chmod(path, 0640), 0);
+	mode_t old = umask(0);
+	assert_int_equal(outfile_write(path, "y\n", 2), 0);
+	umask(old);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
 }
 
 /* The user's file keeps its mode; a symlink to it stays a symlink. */
@@ -201,6 +234,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_regular, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_file_umask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_existing_and_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_directory, setup, teardown),
