@@ -1,6 +1,7 @@
 #include "diff.h"
 
 #include "log.h"
+#include "textesc.h"
 
 #include <errno.h>
 #include <string.h>
@@ -36,40 +37,55 @@ bool diff_group_fails(enum diff_group g)
 	return g < DIFF_GROUP_COUNT && groups[g].fails;
 }
 
-/* [base class][new class]; errno -> errno is split on equality below. */
+/* [base class][new class]; errno -> errno is split on equality below.
+ * REJECTED (the profile's parser refused the spec, no syscall) on either
+ * side is no kernel verdict: neither a regression nor "cannot tell". */
 static const enum diff_group class_matrix[OUTCOME_CLASS_COUNT][OUTCOME_CLASS_COUNT] = {
 	[OUTCOME_CLASS_OK] = {
 		[OUTCOME_CLASS_OK] = DIFF_UNCHANGED,
 		[OUTCOME_CLASS_ERRNO] = DIFF_ABI_REGRESSION,
 		[OUTCOME_CLASS_HARM] = DIFF_HARM_REGRESSION,
 		[OUTCOME_CLASS_INFRA] = DIFF_UNTESTED,
+		[OUTCOME_CLASS_REJECTED] = DIFF_REJECTED,
 	},
 	[OUTCOME_CLASS_ERRNO] = {
 		[OUTCOME_CLASS_OK] = DIFF_NEW_CAPABILITY,
 		[OUTCOME_CLASS_ERRNO] = DIFF_CHANGED_ERRNO,
 		[OUTCOME_CLASS_HARM] = DIFF_HARM_REGRESSION,
 		[OUTCOME_CLASS_INFRA] = DIFF_UNTESTED,
+		[OUTCOME_CLASS_REJECTED] = DIFF_REJECTED,
 	},
 	[OUTCOME_CLASS_HARM] = {
 		[OUTCOME_CLASS_OK] = DIFF_FIXED,
 		[OUTCOME_CLASS_ERRNO] = DIFF_FENCED,
 		[OUTCOME_CLASS_HARM] = DIFF_STILL_HARMFUL,
 		[OUTCOME_CLASS_INFRA] = DIFF_UNTESTED,
+		[OUTCOME_CLASS_REJECTED] = DIFF_REJECTED,
 	},
 	[OUTCOME_CLASS_INFRA] = {
 		[OUTCOME_CLASS_OK] = DIFF_UNTESTED,
 		[OUTCOME_CLASS_ERRNO] = DIFF_UNTESTED,
 		[OUTCOME_CLASS_HARM] = DIFF_UNTESTED,
 		[OUTCOME_CLASS_INFRA] = DIFF_UNTESTED,
+		[OUTCOME_CLASS_REJECTED] = DIFF_REJECTED,
+	},
+	[OUTCOME_CLASS_REJECTED] = {
+		[OUTCOME_CLASS_OK] = DIFF_REJECTED,
+		[OUTCOME_CLASS_ERRNO] = DIFF_REJECTED,
+		[OUTCOME_CLASS_HARM] = DIFF_REJECTED,
+		[OUTCOME_CLASS_INFRA] = DIFF_REJECTED,
+		[OUTCOME_CLASS_REJECTED] = DIFF_UNCHANGED,
 	},
 };
 
 enum diff_group diff_classify(enum outcome base, enum outcome new)
 {
+	/* A spec one side's profile rejected was never tested there: its
+	 * absence on the other side loses nothing. */
 	if (base >= OUTCOME_COUNT)
-		return DIFF_ONLY_NEW;
+		return new == OUTCOME_REJECTED ? DIFF_REJECTED : DIFF_ONLY_NEW;
 	if (new >= OUTCOME_COUNT)
-		return DIFF_ONLY_BASE;
+		return base == OUTCOME_REJECTED ? DIFF_REJECTED : DIFF_ONLY_BASE;
 	if (base == new && outcome_class(base) == OUTCOME_CLASS_ERRNO)
 		return DIFF_UNCHANGED;
 	return class_matrix[outcome_class(base)][outcome_class(new)];
@@ -154,14 +170,13 @@ static int side_read(const struct result_set *set, const char *name, struct diff
 		const struct cell *cell = set->cells->pdata[i];
 		g_autofree char *key = g_strdup_printf("%s\x1f%s", cell->profile, cell->spec);
 
-		if (g_hash_table_contains(cells, key))
-			return pc_fail(EINVAL, "%s: cell %u: (%s, %s) appears twice", name, i,
-				       cell->profile, cell->spec);
-		if (cell->error) {
-			/* The profile could not encode the spec: nothing was
-			 * tested, so it is not a cell of the comparison. */
-			side->rejected++;
-			continue;
+		if (g_hash_table_contains(cells, key)) {
+			g_autofree char *ename = text_escape(name);
+			g_autofree char *profile = text_escape(cell->profile);
+			g_autofree char *spec = text_escape(cell->spec);
+
+			return pc_fail(EINVAL, "%s: cell %u: (%s, %s) appears twice", ename, i,
+				       profile, spec);
 		}
 		struct side_cell *sc = g_new0(struct side_cell, 1);
 		sc->profile = cell->profile;
@@ -169,7 +184,12 @@ static int side_read(const struct result_set *set, const char *name, struct diff
 		sc->outcome = cell->outcome;
 		sc->k = cell->k;
 		sc->n = cell->n;
-		side->cells++;
+		/* The profile could not encode the spec: nothing was tested;
+		 * the cell is compared only to show it in its own group. */
+		if (outcome_class(cell->outcome) == OUTCOME_CLASS_REJECTED)
+			side->rejected++;
+		else
+			side->cells++;
 		if (outcome_class(cell->outcome) == OUTCOME_CLASS_INFRA)
 			side->infra_cells++;
 		g_hash_table_insert(cells, g_steal_pointer(&key), sc);
@@ -264,9 +284,13 @@ static char *outcome_label(enum outcome o, int k, int n)
 
 static void side_text(GString *s, const char *label, const struct diff_side *side)
 {
-	g_string_append_printf(s, "%-4s %s: kernel %s, %s %s, %u cells tested", label, side->name,
-			       side->kernel ? side->kernel : "?", side->kind ? side->kind : "?",
-			       side->run_id ? side->run_id : "?", side->cells);
+	/* Names come from the files: escaped, so that none drives a terminal. */
+	g_autofree char *name = text_escape(side->name);
+	g_autofree char *kernel = text_escape(side->kernel ? side->kernel : "?");
+	g_autofree char *run_id = text_escape(side->run_id ? side->run_id : "?");
+
+	g_string_append_printf(s, "%-4s %s: kernel %s, %s %s, %u cells tested", label, name,
+			       kernel, side->kind ? side->kind : "?", run_id, side->cells);
 	if (side->infra_cells)
 		g_string_append_printf(s, ", %u INFRA", side->infra_cells);
 	if (side->rejected)
@@ -298,7 +322,9 @@ char *diff_result_to_text(const struct diff_result *res)
 				continue;
 			g_autofree char *b = outcome_label(c->base, c->base_k, c->base_n);
 			g_autofree char *n = outcome_label(c->new, c->new_k, c->new_n);
-			g_string_append_printf(s, "  %-12s %-24s %s -> %s\n", c->profile, c->spec, b, n);
+			g_autofree char *profile = text_escape(c->profile);
+			g_autofree char *spec = text_escape(c->spec);
+			g_string_append_printf(s, "  %-12s %-24s %s -> %s\n", profile, spec, b, n);
 		}
 	}
 	g_string_append_printf(s, "\nunchanged: %u cells\n", res->count[DIFF_UNCHANGED]);

@@ -8,12 +8,13 @@
  *                          any cell non-harm -> harm. A regression measured
  *                          on tested cells wins over the reasons below.
  *   CANNOT_TELL (exit 125) no regression, but INFRA cells on either side,
- *                          a run whose verdict is INFRA, cells BASE had
- *                          that NEW lacks (or NEW's profile rejected), or a
- *                          probe compared with a run (harms only show in
- *                          runs).
+ *                          a run whose verdict is INFRA, tested cells BASE
+ *                          had that NEW lacks, or a probe compared with a
+ *                          run (harms only show in runs).
  *   CLEAN       (exit 0)   otherwise. Harm -> errno ("fenced") is a fix.
- * Cells whose profile rejected the spec ("error") are not tested cells.
+ * Cells whose profile rejected the spec (REJECTED) are not tested cells:
+ * a cell REJECTED on either side goes to group "rejected", which neither
+ * fails the diff nor makes it CANNOT_TELL.
  * Cells only in NEW are reported and never fail. */
 #ifndef PMUCANARY_DIFF_H
 #define PMUCANARY_DIFF_H
@@ -42,6 +43,8 @@
 	X(UNTESTED, "untested", "untested", "INFRA on one side: could not test", false) \
 	X(ONLY_BASE, "only_base", "only in BASE", "NEW does not cover these cells", false) \
 	X(ONLY_NEW, "only_new", "only in NEW", "new coverage", false)                 \
+	X(REJECTED, "rejected", "rejected by a profile",                              \
+	  "the profile's parser refused the spec on one side: no kernel verdict", false) \
 	X(UNCHANGED, "unchanged", "unchanged", "same outcome", false)
 
 #define DIFF_GROUP_ENUM(id, json, title, what, fails) DIFF_##id,

@@ -20,6 +20,7 @@ static const char *const class_names[OUTCOME_CLASS_COUNT] = {
 	[OUTCOME_CLASS_ERRNO] = "errno",
 	[OUTCOME_CLASS_HARM] = "harm",
 	[OUTCOME_CLASS_INFRA] = "infra",
+	[OUTCOME_CLASS_REJECTED] = "rejected",
 };
 
 const char *outcome_name(enum outcome o)

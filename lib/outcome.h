@@ -1,8 +1,9 @@
 /* The fixed vocabulary of the matrix (design.md "outcome").
  *
  * One table: OK, the errno outcomes perf_event_open is known to return, the
- * harms, and INFRA. INFRA means "could not test" and is never a kernel
- * verdict. */
+ * harms, INFRA and REJECTED. INFRA means "could not test"; REJECTED means the
+ * profile's own parser refused the spec, so perf never called the kernel.
+ * Neither is a kernel verdict, and REJECTED never stands for an errno. */
 #ifndef PMUCANARY_OUTCOME_H
 #define PMUCANARY_OUTCOME_H
 
@@ -37,13 +38,15 @@
 	X(HOST_WARN,        OUTCOME_CLASS_HARM,  0)           \
 	X(HOST_CRASH,       OUTCOME_CLASS_HARM,  0)           \
 	X(HOST_HANG,        OUTCOME_CLASS_HARM,  0)           \
-	X(INFRA,            OUTCOME_CLASS_INFRA, 0)
+	X(INFRA,            OUTCOME_CLASS_INFRA, 0)           \
+	X(REJECTED,         OUTCOME_CLASS_REJECTED, 0)
 
 enum outcome_class {
 	OUTCOME_CLASS_OK,
 	OUTCOME_CLASS_ERRNO,
 	OUTCOME_CLASS_HARM,
 	OUTCOME_CLASS_INFRA,
+	OUTCOME_CLASS_REJECTED,    /* the profile's parser refused the spec */
 	OUTCOME_CLASS_COUNT
 };
 

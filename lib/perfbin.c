@@ -248,7 +248,10 @@ void perfbin_cell_from_trace(const struct perfbin *pb, const struct pmu_set *pmu
 		cell_add_try(cell, &sp->head->attr, sp->outcome, why);
 	}
 	if (spans->len) {
-		cell_set_attr(cell, &g_array_index(cell->tries, struct cell_try, 0).attr);
+		/* The final attr: the last call perf made, which its outcome
+		 * belongs to. */
+		cell_set_attr(cell, &g_array_index(cell->tries, struct cell_try,
+						   cell->tries->len - 1).attr);
 		if (res->term_signal)
 			cell->outcome = OUTCOME_INFRA;
 		else if (res->exit_code == 0 && last_ok)

@@ -188,9 +188,11 @@ void prober_probe_cell(struct prober *pr, const struct profile *p, struct cell *
 
 	if (!cell->has_attr)
 		return;
+	/* Probing again starts from what the profile built, not from where
+	 * the last fallback chain ended. */
+	cur = *cell_first_attr(cell);
 	g_array_set_size(cell->tries, 0);
 	g_array_set_size(cell->per_cpu, 0);
-	cur = cell->attr;
 	if (p)
 		profile_fallback_begin(p, pr->opts.pmus, cell->spec, pr->opts.mode, &st);
 	for (int i = 0; i < PROBER_MAX_TRIES; i++) {
@@ -200,6 +202,10 @@ void prober_probe_cell(struct prober *pr, const struct profile *p, struct cell *
 		    !profile_fallback(p, &st, &cur, res->err, &why))
 			break;
 	}
+	/* The cell's attr is the one its outcome belongs to, the last try's
+	 * (cur may hold a fallback never tried once the tries ran out): what
+	 * the load phase arms and dedups on. */
+	cell->attr = g_array_index(cell->tries, struct cell_try, cell->tries->len - 1).attr;
 	cell->outcome = res->outcome;
 	cell->k = cell->n = 0;
 	if (res->disagree)

@@ -107,7 +107,7 @@ void report_judge(const struct report_ctx *ctx, const struct cell *cell,
 		j->verdict = VERDICT_INFRA;
 	else if (outcome_is_harm(cell->outcome))
 		j->verdict = VERDICT_HARM;
-	else if (!cell->has_attr && cell->error)
+	else if (outcome_class(cell->outcome) == OUTCOME_CLASS_REJECTED)
 		j->verdict = VERDICT_REJECTED;
 	else if (j->base && diff_group_fails(j->group))
 		j->verdict = VERDICT_REGRESSION;
@@ -277,6 +277,15 @@ static void junit_case(const struct report_ctx *ctx, const struct matrix_row *ro
 		xml_attr(out, "message", msg);
 		g_string_append(out, "/>\n");
 		break;
+	case VERDICT_REJECTED:
+		/* Not run: the profile's parser refused the spec; perf's own
+		 * words say why. */
+		msg = g_strdup_printf("rejected by the profile: %s",
+				      j.cell->error ? j.cell->error : "no message");
+		g_string_append(out, "      <skipped");
+		xml_attr(out, "message", msg);
+		g_string_append(out, "/>\n");
+		break;
 	default:
 		break;
 	}
@@ -315,7 +324,8 @@ static int render_junit(const struct report_ctx *ctx, const struct result_set *c
 		g_string_append_printf(body, " tests=\"%u\" failures=\"%u\" errors=\"%u\" "
 					     "skipped=\"%u\">\n    <properties>\n",
 				       cases, counts[VERDICT_HARM] + counts[VERDICT_REGRESSION],
-				       counts[VERDICT_INFRA], counts[VERDICT_KNOWN]);
+				       counts[VERDICT_INFRA],
+				       counts[VERDICT_KNOWN] + counts[VERDICT_REJECTED]);
 		for (guint i = 0; i < m->sources->len; i++) {
 			const struct matrix_source *s = m->sources->pdata[i];
 			g_autofree char *desc = NULL;
@@ -345,7 +355,7 @@ static int render_junit(const struct report_ctx *ctx, const struct result_set *c
 	g_string_append_printf(out, "<testsuites name=\"pmucanary\" tests=\"%u\" failures=\"%u\" "
 				    "errors=\"%u\" skipped=\"%u\">\n",
 			       tests, total[VERDICT_HARM] + total[VERDICT_REGRESSION],
-			       total[VERDICT_INFRA], total[VERDICT_KNOWN]);
+			       total[VERDICT_INFRA], total[VERDICT_KNOWN] + total[VERDICT_REJECTED]);
 	g_string_append_len(out, body->str, body->len);
 	g_string_append(out, "</testsuites>\n");
 	return 0;

@@ -78,6 +78,10 @@ void cell_set_attr(struct cell *cell, const struct perf_event_attr *attr)
 	cell->has_attr = true;
 	cell->attr = *attr;
 	g_clear_pointer(&cell->error, g_free);
+	/* An attr means the spec reached the kernel (or will): no longer a
+	 * verdict of the profile's parser. */
+	if (cell->outcome == OUTCOME_REJECTED)
+		cell->outcome = OUTCOME_INFRA;
 }
 
 void cell_set_error(struct cell *cell, const char *message)
@@ -86,9 +90,16 @@ void cell_set_error(struct cell *cell, const char *message)
 	memset(&cell->attr, 0, sizeof(cell->attr));
 	g_free(cell->error);
 	cell->error = g_strdup(message ? message : "rejected");
-	cell->outcome = OUTCOME_EINVAL;
+	cell->outcome = OUTCOME_REJECTED;
 	g_array_set_size(cell->tries, 0);
 	g_array_set_size(cell->per_cpu, 0);
+}
+
+const struct perf_event_attr *cell_first_attr(const struct cell *cell)
+{
+	if (cell->tries->len)
+		return &g_array_index(cell->tries, struct cell_try, 0).attr;
+	return cell->has_attr ? &cell->attr : NULL;
 }
 
 void cell_add_try(struct cell *cell, const struct perf_event_attr *attr,
@@ -210,6 +221,33 @@ void results_set_host(struct result_set *set, json_t *host)
 
 /* ---- to JSON ---- */
 
+json_t *results_json_string(const char *s)
+{
+	const char *end;
+	GString *esc;
+
+	if (!s)
+		return json_null();
+	if (g_utf8_validate(s, -1, NULL))
+		return json_string_nocheck(s);
+	/* Invalid bytes (a sysfs name, a guest's console, a perf binary's
+	 * stderr) become the text \xNN: kept, and the file stays JSON that
+	 * every reader takes. */
+	esc = g_string_new(NULL);
+	while (!g_utf8_validate(s, -1, &end)) {
+		g_string_append_len(esc, s, end - s);
+		g_string_append_printf(esc, "\\x%02x", (unsigned char)*end);
+		s = end + 1;
+	}
+	g_string_append(esc, s);
+	{
+		json_t *j = json_string_nocheck(esc->str);
+
+		g_string_free(esc, TRUE);
+		return j;
+	}
+}
+
 static void extra_merge(json_t *obj, const json_t *extra)
 {
 	const char *key;
@@ -220,27 +258,50 @@ static void extra_merge(json_t *obj, const json_t *extra)
 			json_object_set(obj, key, v);
 }
 
-static json_t *cell_to_json(const struct cell *cell)
+/* The file's "attrs": each distinct attr once, in order of first use. */
+struct attr_table {
+	GHashTable *index;         /* struct perf_event_attr * -> index + 1 */
+	json_t *attrs;
+};
+
+static json_int_t attr_table_add(struct attr_table *t, const struct perf_event_attr *attr)
+{
+	gpointer v = g_hash_table_lookup(t->index, attr);
+
+	if (v)
+		return GPOINTER_TO_SIZE(v) - 1;
+	json_array_append_new(t->attrs, attr_to_json(attr));
+	g_hash_table_insert(t->index, (gpointer)attr,
+			    GSIZE_TO_POINTER(json_array_size(t->attrs)));
+	return (json_int_t)json_array_size(t->attrs) - 1;
+}
+
+static json_t *cell_to_json(const struct cell *cell, const char *kernel,
+			    struct attr_table *at)
 {
 	json_t *o = json_object();
 	json_t *tries = json_array();
 
-	json_object_set_new(o, "kernel", json_string(cell->kernel));
-	json_object_set_new(o, "profile", json_string(cell->profile));
-	json_object_set_new(o, "spec", json_string(cell->spec));
+	/* A cell's kernel is the file's unless it says otherwise (a lab
+	 * merges kernels): 112k copies of one string cost more than the
+	 * rest of a cell. */
+	if (g_strcmp0(cell->kernel, kernel) != 0)
+		json_object_set_new(o, "kernel", results_json_string(cell->kernel));
+	json_object_set_new(o, "profile", results_json_string(cell->profile));
+	json_object_set_new(o, "spec", results_json_string(cell->spec));
 	if (cell->has_attr)
-		json_object_set_new(o, "attr", attr_to_json(&cell->attr));
+		json_object_set_new(o, "attr", json_integer(attr_table_add(at, &cell->attr)));
 	if (cell->error)
-		json_object_set_new(o, "error", json_string(cell->error));
-	json_object_set_new(o, "outcome", json_string(outcome_name(cell->outcome)));
+		json_object_set_new(o, "error", results_json_string(cell->error));
+	json_object_set_new(o, "outcome", json_string_nocheck(outcome_name(cell->outcome)));
 	for (unsigned int i = 0; i < cell->tries->len; i++) {
 		const struct cell_try *t = &g_array_index(cell->tries, struct cell_try, i);
 		json_t *jt = json_object();
 
-		json_object_set_new(jt, "attr", attr_to_json(&t->attr));
-		json_object_set_new(jt, "outcome", json_string(outcome_name(t->outcome)));
+		json_object_set_new(jt, "attr", json_integer(attr_table_add(at, &t->attr)));
+		json_object_set_new(jt, "outcome", json_string_nocheck(outcome_name(t->outcome)));
 		if (t->why)
-			json_object_set_new(jt, "why", json_string(t->why));
+			json_object_set_new(jt, "why", results_json_string(t->why));
 		json_array_append_new(tries, jt);
 	}
 	json_object_set_new(o, "tries", tries);
@@ -252,14 +313,17 @@ static json_t *cell_to_json(const struct cell *cell)
 			char key[16];
 
 			snprintf(key, sizeof(key), "%d", c->cpu);
-			json_object_set_new(pc, key, json_string(outcome_name(c->outcome)));
+			json_object_set_new(pc, key, json_string_nocheck(outcome_name(c->outcome)));
 		}
 		json_object_set_new(o, "per_cpu", pc);
 	}
-	json_object_set_new(o, "k", json_integer(cell->k));
-	json_object_set_new(o, "n", json_integer(cell->n));
-	json_object_set_new(o, "evidence",
-			    cell->evidence ? json_incref(cell->evidence) : json_array());
+	/* k/n count repeated tries of a harm; 0/0 (most cells) goes unsaid. */
+	if (cell->k || cell->n) {
+		json_object_set_new(o, "k", json_integer(cell->k));
+		json_object_set_new(o, "n", json_integer(cell->n));
+	}
+	if (cell->evidence && json_array_size(cell->evidence))
+		json_object_set_new(o, "evidence", json_incref(cell->evidence));
 	if (cell->extra)
 		extra_merge(o, cell->extra);
 	return o;
@@ -270,24 +334,29 @@ json_t *results_to_json(const struct result_set *set)
 	json_t *o = json_object();
 	json_t *lim = json_array();
 	json_t *cells = json_array();
+	const char *kernel = set->kernel ? set->kernel : "";
+	struct attr_table at = { g_hash_table_new(attr_hash_func, attr_equal_func),
+				 json_array() };
 
 	json_object_set_new(o, "schema", json_string(RESULTS_SCHEMA));
 	json_object_set_new(o, "kind", json_string(results_kind_name(set->kind)));
-	json_object_set_new(o, "run_id", json_string(set->run_id));
-	json_object_set_new(o, "created", json_string(set->created));
-	json_object_set_new(o, "tool_version", json_string(set->tool_version));
+	json_object_set_new(o, "run_id", results_json_string(set->run_id));
+	json_object_set_new(o, "created", results_json_string(set->created));
+	json_object_set_new(o, "tool_version", results_json_string(set->tool_version));
 	json_object_set_new(o, "host", set->host ? json_incref(set->host) : json_object());
-	json_object_set_new(o, "kernel", json_string(set->kernel ? set->kernel : ""));
-	json_object_set_new(o, "accel", json_string(set->accel ? set->accel : "none"));
+	json_object_set_new(o, "kernel", results_json_string(kernel));
+	json_object_set_new(o, "accel", results_json_string(set->accel ? set->accel : "none"));
 	for (unsigned int i = 0; i < set->limitations->len; i++)
-		json_array_append_new(lim, json_string(set->limitations->pdata[i]));
+		json_array_append_new(lim, results_json_string(set->limitations->pdata[i]));
 	json_object_set_new(o, "limitations", lim);
 	json_object_set_new(o, "selftest", json_boolean(set->selftest));
 	json_object_set_new(o, "scenario",
 			    set->scenario ? json_incref(set->scenario) : json_null());
 	for (unsigned int i = 0; i < set->cells->len; i++)
-		json_array_append_new(cells, cell_to_json(set->cells->pdata[i]));
+		json_array_append_new(cells, cell_to_json(set->cells->pdata[i], kernel, &at));
+	json_object_set_new(o, "attrs", at.attrs);
 	json_object_set_new(o, "cells", cells);
+	g_hash_table_unref(at.index);
 	if (set->extra)
 		extra_merge(o, set->extra);
 	return o;
@@ -297,7 +366,7 @@ json_t *results_to_json(const struct result_set *set)
 
 static const char *const set_keys[] = {
 	"schema", "kind", "run_id", "created", "tool_version", "host", "kernel",
-	"accel", "limitations", "selftest", "scenario", "cells", NULL
+	"accel", "limitations", "selftest", "scenario", "attrs", "cells", NULL
 };
 static const char *const cell_keys[] = {
 	"kernel", "profile", "spec", "attr", "error", "outcome", "tries",
@@ -383,9 +452,39 @@ static int attr_get_json(const json_t *v, const char *name, const char *where,
 	return 0;
 }
 
-static int cell_from_json(const json_t *o, const char *name, size_t idx,
+/* What the reader needs across cells: the schema's version and, for /2,
+ * the file's attrs. */
+struct read_ctx {
+	const char *name;
+	int version;                    /* 1 or 2 */
+	struct perf_event_attr *attrs;  /* /2 */
+	size_t nattrs;
+};
+
+/* A /1 attr object, or a /2 index into "attrs". `where` is the path of
+ * the value ("cells[12].tries[1].attr"). */
+static int attr_ref_get(const struct read_ctx *rc, const json_t *v, const char *where,
+			struct perf_event_attr *attr)
+{
+	json_int_t i;
+
+	if (rc->version == 1)
+		return attr_get_json(v, rc->name, where, attr);
+	if (!json_is_integer(v))
+		return pc_fail(EINVAL, "%s: %s: not an index into \"attrs\" (%s stores "
+			       "each attr once, by index)", rc->name, where, RESULTS_SCHEMA);
+	i = json_integer_value(v);
+	if (i < 0 || (guint64)i >= rc->nattrs)
+		return pc_fail(EINVAL, "%s: %s: index %" JSON_INTEGER_FORMAT
+			       " out of range (attrs has %zu)", rc->name, where, i, rc->nattrs);
+	*attr = rc->attrs[i];
+	return 0;
+}
+
+static int cell_from_json(const struct read_ctx *rc, const json_t *o, size_t idx,
 			  const char *kernel, struct cell **out)
 {
+	const char *name = rc->name;
 	g_autoptr(results_cell) cell = cell_new(kernel, NULL, NULL);
 	g_autofree char *where = g_strdup_printf("cells[%zu]: ", idx);
 	const json_t *v;
@@ -404,7 +503,9 @@ static int cell_from_json(const json_t *o, const char *name, size_t idx,
 	g_free(where);
 	where = g_strdup_printf("cells[%zu] (%s %s): ", idx, cell->profile, cell->spec);
 	if ((v = json_object_get(o, "attr"))) {
-		if ((ret = attr_get_json(v, name, where, &cell->attr)) < 0)
+		g_autofree char *at = g_strdup_printf("cells[%zu].attr", idx);
+
+		if ((ret = attr_ref_get(rc, v, at, &cell->attr)) < 0)
 			return ret;
 		cell->has_attr = true;
 	}
@@ -423,8 +524,11 @@ static int cell_from_json(const json_t *o, const char *name, size_t idx,
 			if (!json_object_get(t, "attr"))
 				return pc_fail(EINVAL, "%s: %stries[%zu] has no \"attr\"",
 					       name, where, i);
-			if ((ret = attr_get_json(json_object_get(t, "attr"), name, where,
-						 &ct.attr)) < 0 ||
+			g_autofree char *at = g_strdup_printf("cells[%zu].tries[%zu].attr",
+							      idx, i);
+
+			if ((ret = attr_ref_get(rc, json_object_get(t, "attr"), at,
+						&ct.attr)) < 0 ||
 			    (ret = outcome_get(json_object_get(t, "outcome"), name, where,
 					       &ct.outcome)) < 0)
 				return ret;
@@ -461,14 +565,56 @@ static int cell_from_json(const json_t *o, const char *name, size_t idx,
 		json_decref(cell->evidence);
 		cell->evidence = json_incref((json_t *)v);
 	}
+	if (rc->version == 1) {
+		/* /1 stored the profile's refusal as EINVAL and the first try
+		 * as the cell's attr; the model holds what /2 says. */
+		if (cell->error) {
+			cell->outcome = OUTCOME_REJECTED;
+			cell->has_attr = false;
+			memset(&cell->attr, 0, sizeof(cell->attr));
+		} else if (cell->tries->len) {
+			cell->attr = g_array_index(cell->tries, struct cell_try,
+						   cell->tries->len - 1).attr;
+		}
+	} else if (!cell->error != (cell->outcome != OUTCOME_REJECTED)) {
+		return pc_fail(EINVAL, "%s: %s%s", name, where, cell->error ?
+			       "\"error\" on a cell whose outcome is not REJECTED" :
+			       "outcome REJECTED without the profile's \"error\"");
+	}
 	cell->extra = extra_collect(o, cell_keys);
 	*out = g_steal_pointer(&cell);
 	return 0;
 }
 
-int results_from_json(const json_t *root, const char *name, struct result_set **out)
+static int attrs_from_json(struct read_ctx *rc, const json_t *v)
+{
+	size_t i;
+	const json_t *a;
+
+	if (!v)
+		return pc_fail(EINVAL, "%s: \"attrs\" is missing", rc->name);
+	if (!json_is_array(v))
+		return pc_fail(EINVAL, "%s: \"attrs\" is not an array", rc->name);
+	rc->nattrs = json_array_size(v);
+	rc->attrs = g_new0(struct perf_event_attr, rc->nattrs + 1);
+	json_array_foreach(v, i, a) {
+		g_autofree char *where = g_strdup_printf("attrs[%zu]: ", i);
+		int ret = attr_get_json(a, rc->name, where, &rc->attrs[i]);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* consume: free each cell's JSON once it is read, so that the tree and
+ * the model are not both whole in memory at once (the file reader). */
+static int set_from_json(json_t *root, const char *name, bool consume,
+			 struct result_set **out)
 {
 	g_autoptr(result_set) set = NULL;
+	g_autofree struct perf_event_attr *attrs = NULL;
+	struct read_ctx rc = { 0 };
 	const char *schema, *kind;
 	const json_t *v;
 	size_t i;
@@ -482,9 +628,15 @@ int results_from_json(const json_t *root, const char *name, struct result_set **
 	if (!v)
 		return pc_fail(EINVAL, "%s: no \"schema\": not a pmucanary result file", name);
 	schema = json_string_value(v);
-	if (!schema || strcmp(schema, RESULTS_SCHEMA) != 0)
-		return pc_fail(EINVAL, "%s: schema is '%s', expected '%s'", name,
-			       schema ? schema : "(not a string)", RESULTS_SCHEMA);
+	if (schema && strcmp(schema, RESULTS_SCHEMA) == 0)
+		rc.version = 2;
+	else if (schema && strcmp(schema, RESULTS_SCHEMA_V1) == 0)
+		rc.version = 1;
+	else
+		return pc_fail(EINVAL, "%s: schema is '%s', expected '%s' (or '%s')", name,
+			       schema ? schema : "(not a string)", RESULTS_SCHEMA,
+			       RESULTS_SCHEMA_V1);
+	rc.name = name;
 	kind = json_string_value(json_object_get(root, "kind"));
 	if (!kind || results_kind_from_name(kind) == RESULTS_KIND_COUNT)
 		return pc_fail(EINVAL, "%s: \"kind\" is '%s', expected 'probe' or 'run'",
@@ -531,21 +683,34 @@ int results_from_json(const json_t *root, const char *name, struct result_set **
 			return pc_fail(EINVAL, "%s: \"scenario\" is neither an object nor null", name);
 		set->scenario = json_incref((json_t *)v);
 	}
+	if (rc.version == 2) {
+		ret = attrs_from_json(&rc, json_object_get(root, "attrs"));
+		attrs = rc.attrs;
+		if (ret < 0)
+			return ret;
+	}
 	v = json_object_get(root, "cells");
 	if (!json_is_array(v))
 		return pc_fail(EINVAL, "%s: \"cells\" %s", name,
 			       v ? "is not an array" : "is missing");
 	for (i = 0; i < json_array_size(v); i++) {
-		struct cell *cell;
+		struct cell *cell = NULL;
 
-		ret = cell_from_json(json_array_get(v, i), name, i, set->kernel, &cell);
+		ret = cell_from_json(&rc, json_array_get(v, i), i, set->kernel, &cell);
 		if (ret < 0)
 			return ret;
 		results_add_cell(set, cell);
+		if (consume)
+			json_array_set_new((json_t *)v, i, json_null());
 	}
 	set->extra = extra_collect(root, set_keys);
 	*out = g_steal_pointer(&set);
 	return 0;
+}
+
+int results_from_json(const json_t *root, const char *name, struct result_set **out)
+{
+	return set_from_json((json_t *)root, name, false, out);
 }
 
 /* ---- files ---- */
@@ -578,7 +743,8 @@ int results_read_json(const char *path, struct result_set **out)
 	root = json_loadb(text, len, 0, &jerr);
 	if (!root)
 		return pc_fail(EINVAL, "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
-	ret = results_from_json(root, path, out);
+	g_clear_pointer(&text, g_free);
+	ret = set_from_json(root, path, true, out);
 	json_decref(root);
 	return ret;
 }
@@ -629,11 +795,11 @@ static void cell_format_line(const struct cell *c, GString *out)
 	g_string_append_c(out, '\n');
 }
 
-/* The table's columns: every outcome, then the cells the profile rejected
- * (perf's parser refused the spec: no syscall; outcome EINVAL by
- * convention), which must not read as the kernel's EINVAL. */
-#define COL_REJECTED OUTCOME_COUNT
-#define NCOL (OUTCOME_COUNT + 1)
+/* The table's columns: every outcome; the cells the profile rejected
+ * (perf's parser refused the spec: no syscall) are the "rejected" one, which
+ * must not read as the kernel's EINVAL. */
+#define COL_REJECTED OUTCOME_REJECTED
+#define NCOL OUTCOME_COUNT
 
 static unsigned int cell_col(const struct cell *c)
 {

@@ -1,14 +1,29 @@
-/* The results model: one result file per probe or run, schema "pmucanary/1".
+/* The results model: one result file per probe or run, schema "pmucanary/2".
  *
- * {"schema": "pmucanary/1", "kind": "probe"|"run", "run_id", "created"
+ * {"schema": "pmucanary/2", "kind": "probe"|"run", "run_id", "created"
  *  (ISO-8601 UTC), "tool_version", "host": {fingerprint}, "kernel": release,
  *  "accel": "kvm"|"tcg"|"none", "limitations": [str], "selftest": bool,
- *  "scenario": object|null, "cells": [cell]}
+ *  "scenario": object|null, "attrs": [attr], "cells": [cell]}
  *
- * cell: {"kernel", "profile", "spec", "attr": {non-zero members} (absent when
- *  the profile rejected the spec), "error" (only when rejected), "outcome",
- *  "tries": [{"attr", "outcome", "why"?}], "per_cpu": {"<cpu>": outcome}
- *  (only when CPUs disagree), "k", "n", "evidence": [object]}
+ * attr: {non-zero perf_event_attr members, kernel names}; each distinct attr
+ *  once, in order of first use. Cells and tries refer to it by index
+ *  (jq: `.attrs as $a | .cells[] | .attr = $a[.attr]`).
+ *
+ * cell: {"kernel" (only when not the file's "kernel"), "profile", "spec",
+ *  "attr": index of the FINAL attr, the one the outcome belongs to (after
+ *  the profile's fallbacks; absent when the profile rejected the spec),
+ *  "error" (perf's message; exactly when the outcome is REJECTED),
+ *  "outcome", "tries": [{"attr": index, "outcome", "why"?}] every attempt
+ *  in order, "per_cpu": {"<cpu>": outcome} (only when CPUs disagree),
+ *  "k", "n" (both absent when 0: only harms repeat tries), "evidence":
+ *  [object] (absent when empty)}
+ *
+ * Every string is valid UTF-8: bytes that are not are stored as the text
+ * \xNN (results_json_string).
+ *
+ * pmucanary/1 (still read) had no "attrs": "attr" was an inline object and
+ * the FIRST try's, every cell had "kernel", "k", "n" and "evidence", and a rejected
+ * spec had outcome EINVAL with "error".
  *
  * Top-level and cell keys this module does not know are kept in `extra` and
  * written back unchanged, so a run can add its own ("verdict", ...). */
@@ -22,7 +37,8 @@
 #include <linux/perf_event.h>
 #include <stdbool.h>
 
-#define RESULTS_SCHEMA "pmucanary/1"
+#define RESULTS_SCHEMA "pmucanary/2"
+#define RESULTS_SCHEMA_V1 "pmucanary/1"  /* still read */
 #ifndef PMUCANARY_VERSION
 #define PMUCANARY_VERSION "0.1.0"
 #endif
@@ -78,8 +94,12 @@ void cell_free(struct cell *cell);
 typedef struct cell results_cell;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(results_cell, cell_free)
 void cell_set_attr(struct cell *cell, const struct perf_event_attr *attr);
-/* Marks the cell rejected by its profile: outcome EINVAL, no attr. */
+/* Marks the cell rejected by its profile: outcome REJECTED, no attr, no
+ * tries; message is perf's (or the profile's) own. */
 void cell_set_error(struct cell *cell, const char *message);
+/* The attr the profile built before any fallback: the first try's, or the
+ * cell's attr while it has no tries; NULL when rejected. */
+const struct perf_event_attr *cell_first_attr(const struct cell *cell);
 void cell_add_try(struct cell *cell, const struct perf_event_attr *attr,
 		  enum outcome outcome, const char *why);
 void cell_add_cpu(struct cell *cell, int cpu, enum outcome outcome);
@@ -123,9 +143,18 @@ void results_set_host(struct result_set *set, json_t *host);
 void results_note_standard_limitations(struct result_set *set, bool hw_pmu);
 
 json_t *results_to_json(const struct result_set *set);
-/* Strict: a wrong or missing schema, an unknown kind or outcome, a cell
- * without profile/spec/outcome, a bad attr fail with -EINVAL and a message
- * naming `name` (the file) and the problem. */
+/* A JSON string of s with each byte that is not valid UTF-8 written as the
+ * four characters \xNN (a literal "\x" in valid text is not escaped, so
+ * the mapping is for reading, not for reversing); json_null() for NULL. */
+json_t *results_json_string(const char *s);
+/* Reads pmucanary/2 and pmucanary/1. Strict: a wrong or missing schema, an
+ * unknown kind or outcome, a cell without profile/spec/outcome, a bad attr,
+ * an attr index that is not an integer in range of "attrs", "error" on a
+ * cell that is not REJECTED (or REJECTED without "error") fail with -EINVAL
+ * and a message naming `name` (the file) and the place
+ * ("p.json: cells[12].tries[1].attr: index 999 out of range (attrs has 40)").
+ * A /1 cell with "error" is read as REJECTED, and a /1 cell's attr becomes
+ * its last try's (the final attr, as /2 stores it). */
 int results_from_json(const json_t *root, const char *name, struct result_set **out);
 /* Writes through outfile_write(): a regular file atomically (a temp file in
  * the same directory, fsync, rename, fsync of the directory; a reader never

@@ -54,7 +54,7 @@ expect 125 "$d/run-3.8.json" "$d/run-3.8-missing.json" "only in BASE (1)"
 expect 0   "$d/run-3.8.json" "$d/run-3.8-extra.json" "only in NEW (1)"
 # Bad input: message names the file (and line:column, or the schema).
 expect 2   "$d/run-3.8.json" "$d/truncated.json" "truncated.json:107:"
-expect 2   "$d/schema-2.json" "$d/run-3.8.json" 'pmucanary/2'
+expect 2   "$d/schema-3.json" "$d/run-3.8.json" 'pmucanary/3'
 expect 2   "$d/run-3.8.json" "$d/bad-outcome.json" "GUEST_EXPLODED"
 expect 2   "$d/run-3.8.json" "$d/no-such-file.json" "no-such-file.json"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

@@ -32,11 +32,11 @@ check "result file written" [ -s "$tmp/p.json" ]
 check "no temporary file left" [ "$(ls -A "$tmp" | wc -l)" -eq 2 ]
 if command -v jq >/dev/null; then
 	j() { jq -e "$1" "$tmp/p.json" >/dev/null; }
-	check "schema pmucanary/1" j '.schema == "pmucanary/1"'
+	check "schema pmucanary/2" j '.schema == "pmucanary/2"'
 	check "kind probe" j '.kind == "probe"'
 	check "envelope keys" j 'has("run_id") and has("created") and has("tool_version")
 		and has("host") and has("kernel") and has("accel") and has("limitations")
-		and has("selftest") and has("scenario") and has("cells")'
+		and has("selftest") and has("scenario") and has("attrs") and has("cells")'
 	check "created is ISO-8601 UTC" j '.created | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$")'
 	check "accel kvm|tcg|none" j '.accel | IN("kvm", "tcg", "none")'
 	check "kernel is the host release" j ".kernel == \"$(uname -r)\""
@@ -44,13 +44,23 @@ if command -v jq >/dev/null; then
 		and has("perf_event_paranoid") and has("kvm") and has("qemu_version")
 		and has("libvirt_version") and (.accel | IN("kvm", "tcg"))'
 	check "cells present" j '.cells | length > 0'
-	check "cell keys" j 'all(.cells[]; has("kernel") and has("profile") and has("spec")
-		and has("outcome") and has("tries") and has("k") and has("n") and has("evidence"))'
+	check "cell keys" j 'all(.cells[]; has("profile") and has("spec")
+		and has("outcome") and has("tries") and has("k") == has("n"))'
+	check "k/n only on cells that repeated tries" j 'all(.cells[] | select(has("k")); .n > 0)'
+	check "a cell's kernel only when not the file's" j '.kernel as $k
+		| all(.cells[]; (.kernel // $k) == $k)'
+	check "attrs: each distinct attr once" j '(.attrs | length) == (.attrs | unique | length)'
+	check "attr indices in range" j '(.attrs | length) as $n | all(.cells[];
+		([.attr // 0, (.tries[] | .attr)] | all(type == "number" and . >= 0 and . < $n)))'
 	check "attr xor error" j 'all(.cells[]; has("attr") != has("error"))'
-	check "rejected cells: EINVAL, no tries" j 'all(.cells[] | select(has("error"));
-		.outcome == "EINVAL" and (.tries | length) == 0)'
-	check "opened cells: first try is the attr, outcome the last try" j 'all(.cells[] |
-		select(has("attr")); .tries[0].attr == .attr and .tries[-1].outcome == .outcome)'
+	check "rejected cells: REJECTED, no tries" j 'all(.cells[] | select(has("error"));
+		.outcome == "REJECTED" and (.tries | length) == 0)'
+	check "no REJECTED without perf's message" j 'all(.cells[] | select(.outcome == "REJECTED");
+		.error | type == "string")'
+	check "opened cells: the attr is the last try's, outcome the last try's" j 'all(.cells[] |
+		select(has("attr")); .tries[-1].attr == .attr and .tries[-1].outcome == .outcome)'
+	check "jq inlines attrs" j '.attrs as $a | [.cells[] | select(has("attr"))
+		| .attr = $a[.attr]] | all(.attr | type == "object")'
 	check "software cpu-clock opens" j 'any(.cells[]; .spec == "cpu-clock" and .outcome == "OK")'
 	check "raw profile specs" j 'any(.cells[]; .profile == "raw"
 		and .spec == "cpu-clock[exclude_user,exclude_guest,precise_ip=2]")'

@@ -88,7 +88,7 @@ for k in base patched; do
 	rundir=$(dirname "$run")
 	sha=$(sha256sum "$( [ $k = base ] && echo "$base" || echo "$patched")" | cut -c1-12)
 	label="$k (6.1.192, $sha)"
-	jq -e --arg l "$label" '[.cells[] | select(.kernel != $l)] | length == 0' "$run" >/dev/null &&
+	jq -e --arg l "$label" '.kernel as $k | [.cells[] | select((.kernel // $k) != $l)] | length == 0' "$run" >/dev/null &&
 		ok "$k: every cell says '$label'" || bad "$k: cells without the label '$label'"
 	jq -e '[.cells[] | select(.outcome == "INFRA")] | length == 0' "$run" >/dev/null &&
 		ok "$k: no INFRA cell" || bad "$k: INFRA cells"
@@ -106,8 +106,8 @@ for k in base patched; do
 	jq -e '[.limitations[] | select(test("nested guests cannot show the PEBS"))] | length == 1' "$run" \
 		>/dev/null && ok "$k: says what nesting cannot show" || bad "$k: no nesting limitation"
 done
-sha_b=$(jq -r '.cells[0].kernel' "$(jq -r '.kernels[0].run_json' "$lab/lab.json")")
-sha_p=$(jq -r '.cells[0].kernel' "$(jq -r '.kernels[1].run_json' "$lab/lab.json")")
+sha_b=$(jq -r '.cells[0].kernel // .kernel' "$(jq -r '.kernels[0].run_json' "$lab/lab.json")")
+sha_p=$(jq -r '.cells[0].kernel // .kernel' "$(jq -r '.kernels[1].run_json' "$lab/lab.json")")
 [ "$sha_b" != "$sha_p" ] && ok "the two 6.1.192 builds stay apart ($sha_b / $sha_p)" || bad "same label twice"
 grep -q "^patched (6.1.192" "$lab/matrix.txt" && grep -q "^base (6.1.192" "$lab/matrix.txt" &&
 	ok "the merged matrix has both kernels' rows" || bad "matrix.txt rows"

@@ -101,14 +101,14 @@ fi
 # One line per disagreement among those cells (the table above makes sure
 # there are cells to disagree).
 if ! problems=$(jq -r --arg col "$col" '
-	def armed: if ((.tries // []) | length) > 0 and .tries[-1].outcome == "OK"
-		then .tries[-1].attr else .attr end;
+	# The cell attr is the final one (pmucanary/2): what the load phase arms.
+	.attrs as $A | def armed: $A[.attr];
 	[.cells[] | select(.profile == $col or .profile == "perf-6.1")] as $cells
 	| ($cells | map(select(.attr != null and (.outcome | test("^E[A-Z0-9]+$") | not)))
 	   | group_by(armed) | .[] | select((map(.outcome) | unique | length) > 1)
 	   | "cells sharing an armed attr differ: \(map("\(.profile) \(.spec)=\(.outcome)") | join(", "))"),
 	  ($cells[] | select(.profile == $col and .outcome != "INFRA")
-	   | select([.evidence[] | select(.kind == "perf-binary" and (.load | test("group testing")))] | length == 0)
+	   | select([(.evidence // [])[] | select(.kind == "perf-binary" and (.load | test("group testing")))] | length == 0)
 	   | "\(.profile) \(.spec): no perf-binary evidence saying how the load phase arms it")
 	' "$json"); then
 	bad "jq could not read the cells of $json"
@@ -119,8 +119,7 @@ else ok "cells sharing an armed attr share the outcome; $col cells say how they 
 # perf-6.1's (sampling), so each column arms its own. A change in perf or
 # the profile that makes them equal fails here.
 if ! shared=$(jq -r '
-	def armed: if ((.tries // []) | length) > 0 and .tries[-1].outcome == "OK"
-		then .tries[-1].attr else .attr end;
+	.attrs as $A | def armed: $A[.attr];
 	[.cells[] | select(.spec == "cpu-clock" or .spec == "cpu-clock:u") | {spec, profile, a: armed}]
 	| if length != 4 then error("\(length) cpu-clock cells, want 4") else . end
 	| group_by(.spec) | map(select((map(.a) | unique | length) == 1) | .[0].spec) | join(",")' "$json"); then

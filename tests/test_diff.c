@@ -68,6 +68,14 @@ static void test_classify_table(void **state)
 	assert_int_equal(diff_classify(OUTCOME_INFRA, OUTCOME_GUEST_CRASH), DIFF_UNTESTED);
 	assert_int_equal(diff_classify(OUTCOME_OK, OUTCOME_COUNT), DIFF_ONLY_BASE);
 	assert_int_equal(diff_classify(OUTCOME_COUNT, OUTCOME_OK), DIFF_ONLY_NEW);
+	/* The profile's parser is no kernel verdict, on either side. */
+	assert_int_equal(diff_classify(OUTCOME_OK, OUTCOME_REJECTED), DIFF_REJECTED);
+	assert_int_equal(diff_classify(OUTCOME_REJECTED, OUTCOME_GUEST_CRASH), DIFF_REJECTED);
+	assert_int_equal(diff_classify(OUTCOME_INFRA, OUTCOME_REJECTED), DIFF_REJECTED);
+	assert_int_equal(diff_classify(OUTCOME_REJECTED, OUTCOME_REJECTED), DIFF_UNCHANGED);
+	assert_int_equal(diff_classify(OUTCOME_REJECTED, OUTCOME_COUNT), DIFF_REJECTED);
+	assert_int_equal(diff_classify(OUTCOME_COUNT, OUTCOME_REJECTED), DIFF_REJECTED);
+	assert_false(diff_group_fails(DIFF_REJECTED));
 	assert_true(diff_group_fails(DIFF_ABI_REGRESSION));
 	assert_true(diff_group_fails(DIFF_HARM_REGRESSION));
 	assert_false(diff_group_fails(DIFF_FENCED));
@@ -160,12 +168,47 @@ static void test_infra_cell_cannot_tell(void **state)
 	assert_int_equal(diff_result_verdict(rev), DIFF_VERDICT_CANNOT_TELL);
 }
 
+/* A spec that one side's profile rejected is in its own group: not a
+ * regression (OK -> REJECTED) and not "cannot tell" (NEW lacks nothing
+ * that was tested). */
+static void test_rejected_own_group(void **state)
+{
+	g_autoptr(result_set) base = result_set_new(RESULTS_KIND_PROBE);
+	g_autoptr(result_set) new = result_set_new(RESULTS_KIND_PROBE);
+	g_autoptr(diff_result) res = NULL;
+	g_autofree char *text = NULL;
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a) };
+	struct cell *c;
+
+	c = cell_new("k", "perf-6.1", "cycles:W");
+	cell_set_attr(c, &a);
+	c->outcome = OUTCOME_OK;
+	results_add_cell(base, c);
+	c = cell_new("k", "perf-6.1", "cycles:X");
+	cell_set_error(c, "unknown modifier 'X'");
+	results_add_cell(base, c);
+	c = cell_new("k", "perf-6.1", "cycles:W");
+	cell_set_error(c, "Weak modifier is for use with groups");
+	results_add_cell(new, c);
+	assert_int_equal(diff_compare(base, "a.json", new, "b.json", &res), 0);
+	assert_int_equal(res->count[DIFF_REJECTED], 2);
+	assert_int_equal(res->count[DIFF_ABI_REGRESSION], 0);
+	assert_int_equal(res->count[DIFF_ONLY_BASE], 0);
+	assert_int_equal(res->base.rejected, 1);
+	assert_int_equal(res->new.rejected, 1);
+	assert_int_equal(diff_result_verdict(res), DIFF_VERDICT_CLEAN);
+	text = diff_result_to_text(res);
+	assert_non_null(strstr(text, "rejected by a profile (2)"));
+	assert_non_null(strstr(text, "OK -> REJECTED"));
+}
+
 static void test_infra_verdict_cannot_tell(void **state)
 {
 	g_autoptr(diff_result) res = compare("run-3.8", "run-3.8-infra-verdict");
 
 	assert_true(res->new.infra_verdict);
-	assert_int_equal(res->count[DIFF_UNCHANGED], 6);
+	/* 6 tested cells and cycles:S, REJECTED on both sides. */
+	assert_int_equal(res->count[DIFF_UNCHANGED], 7);
 	assert_int_equal(diff_result_verdict(res), DIFF_VERDICT_CANNOT_TELL);
 }
 
@@ -212,7 +255,7 @@ static void test_bad_input(void **state)
 	expect_load_error("no-such-file", "no-such-file.json");
 	/* jansson's line:column */
 	expect_load_error("truncated", "truncated.json:107:");
-	expect_load_error("schema-2", "pmucanary/2");
+	expect_load_error("schema-3", "pmucanary/3");
 	expect_load_error("bad-outcome", "GUEST_EXPLODED");
 }
 
@@ -276,6 +319,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_still_harmful),
 		cmocka_unit_test(test_infra_cell_cannot_tell),
 		cmocka_unit_test(test_infra_verdict_cannot_tell),
+		cmocka_unit_test(test_rejected_own_group),
 		cmocka_unit_test(test_coverage),
 		cmocka_unit_test(test_regression_wins_over_cannot_tell),
 		cmocka_unit_test(test_bad_input),

@@ -309,7 +309,7 @@ static void test_cells(void **state)
 	assert_string_equal(c->kernel, "6.1.0-x");
 	c = set->cells->pdata[1];
 	assert_false(c->has_attr);
-	assert_int_equal(c->outcome, OUTCOME_EINVAL);
+	assert_int_equal(c->outcome, OUTCOME_REJECTED);
 	assert_non_null(c->error);
 	assert_non_null(strstr(c->error, "cpu-clock:Z"));
 	assert_int_equal(c->tries->len, 0);

@@ -137,8 +137,9 @@ static void test_agrees_with_plain_open(void **state)
 			continue;
 		}
 		assert_true(c->tries->len >= 1);
-		assert_true(attr_equal(&g_array_index(c->tries, struct cell_try, 0).attr,
-				       &c->attr));
+		/* The cell's attr is the final one: the last try's. */
+		assert_true(attr_equal(&g_array_index(c->tries, struct cell_try,
+						      c->tries->len - 1).attr, &c->attr));
 		assert_int_equal(c->outcome,
 				 g_array_index(c->tries, struct cell_try, c->tries->len - 1).outcome);
 		for (unsigned int t = 0; t < c->tries->len; t++)
@@ -271,6 +272,20 @@ static void check_chain_spec(struct prober *pr, GArray *cpus, const char *profil
 		assert_int_equal(plain_open(&want[i].attr, cpus, -1, per), want[i].outcome);
 	}
 	assert_int_equal(c->outcome, want[n - 1].outcome);
+	/* The cell's attr is the final one, the attr its outcome belongs to
+	 * (what the load phase arms), and probing again starts over from the
+	 * first: the same tries in the same order. */
+	if (memcmp(&c->attr, &want[n - 1].attr, sizeof(c->attr)) != 0) {
+		g_autofree char *got = attr_to_string(&c->attr);
+		g_autofree char *exp = attr_to_string(&want[n - 1].attr);
+
+		fail_msg("%s: cell attr %s, want the last try's %s", profile, got, exp);
+	}
+	prober_probe_cell(pr, p, c);
+	assert_int_equal(c->tries->len, n);
+	assert_memory_equal(&g_array_index(c->tries, struct cell_try, 0).attr, &want[0].attr,
+			    sizeof(want[0].attr));
+	assert_memory_equal(&c->attr, &want[n - 1].attr, sizeof(c->attr));
 }
 
 /* The chains themselves, on software events whose errnos are the same on

@@ -71,7 +71,7 @@ static struct result_set *set_sample(void)
 	results_add_cell(set, c);
 
 	c = cell_new(set->kernel, "perf-3.6", "cycles:pp");
-	cell_set_attr(c, &b);
+	cell_set_attr(c, &b2);
 	cell_add_try(c, &b, OUTCOME_EOPNOTSUPP, NULL);
 	cell_add_try(c, &b2, OUTCOME_ENOENT, "set exclude_guest");
 	cell_add_cpu(c, 0, OUTCOME_ENOENT);
@@ -104,25 +104,51 @@ static void test_round_trip(void **state)
 	b = results_to_json(back);
 	assert_true(json_equal(a, b));
 	/* The shape others rely on. */
-	assert_string_equal(json_string_value(json_object_get(b, "schema")), "pmucanary/1");
+	assert_string_equal(json_string_value(json_object_get(b, "schema")), "pmucanary/2");
 	assert_string_equal(json_string_value(json_object_get(b, "kind")), "probe");
 	assert_string_equal(json_string_value(json_object_get(b, "kernel")), "6.1.0-test");
 	assert_string_equal(json_string_value(json_object_get(b, "accel")), "tcg");
 	assert_string_equal(json_string_value(json_object_get(b, "verdict")), "CLEAN");
 	{
 		json_t *cells = json_object_get(b, "cells");
+		json_t *attrs = json_object_get(b, "attrs");
 		json_t *rej = json_array_get(cells, 2);
 		json_t *dis = json_array_get(cells, 1);
+		json_t *tries = json_object_get(dis, "tries");
+		json_t *final = json_array_get(attrs, json_integer_value(json_object_get(dis, "attr")));
+		json_t *first = json_array_get(attrs, json_integer_value(
+			json_object_get(json_array_get(tries, 0), "attr")));
 
+		/* a, b, b2: each once. */
+		assert_int_equal(json_array_size(attrs), 3);
 		assert_null(json_object_get(rej, "attr"));
-		assert_string_equal(json_string_value(json_object_get(rej, "outcome")), "EINVAL");
+		assert_string_equal(json_string_value(json_object_get(rej, "outcome")), "REJECTED");
+		assert_string_equal(json_string_value(json_object_get(rej, "error")),
+				    "cycles:Z: unknown modifier 'Z' at 8");
 		assert_int_equal(json_array_size(json_object_get(rej, "tries")), 0);
 		assert_null(json_object_get(json_array_get(cells, 0), "per_cpu"));
+		/* The file's kernel is not repeated in every cell. */
+		assert_null(json_object_get(json_array_get(cells, 0), "kernel"));
 		assert_string_equal(json_string_value(json_object_get(
 			json_object_get(dis, "per_cpu"), "1")), "EBUSY");
-		assert_int_equal(json_integer_value(json_object_get(
-			json_object_get(dis, "attr"), "precise_ip")), 2);
-		assert_null(json_object_get(json_object_get(dis, "attr"), "exclude_guest"));
+		/* The cell's attr is the last try's, the one ENOENT belongs to. */
+		assert_int_equal(json_integer_value(json_object_get(final, "precise_ip")), 2);
+		assert_int_equal(json_integer_value(json_object_get(final, "exclude_guest")), 1);
+		assert_true(json_equal(json_object_get(dis, "attr"), json_object_get(
+			json_array_get(tries, 1), "attr")));
+		assert_null(json_object_get(first, "exclude_guest"));
+	}
+	{
+		const struct cell *rc = back->cells->pdata[2];
+		const struct cell *dc = back->cells->pdata[1];
+
+		assert_int_equal(rc->outcome, OUTCOME_REJECTED);
+		assert_false(rc->has_attr);
+		assert_string_equal(rc->error, "cycles:Z: unknown modifier 'Z' at 8");
+		assert_string_equal(rc->kernel, "6.1.0-test");
+		assert_int_equal(dc->attr.exclude_guest, 1);
+		assert_int_equal(g_array_index(dc->tries, struct cell_try, 0).attr.exclude_guest, 0);
+		assert_int_equal(dc->tries->len, 2);
 	}
 	json_decref(a);
 	json_decref(b);
@@ -154,10 +180,10 @@ static void test_schema_errors(void **state)
 	assert_non_null(strstr(pc_errmsg(), "a.json"));
 	assert_non_null(strstr(pc_errmsg(), "schema"));
 
-	assert_int_equal(read_text("{\"schema\":\"pmucanary/2\",\"kind\":\"probe\"}", "b.json"),
+	assert_int_equal(read_text("{\"schema\":\"pmucanary/3\",\"kind\":\"probe\"}", "b.json"),
 			 -EINVAL);
 	assert_non_null(strstr(pc_errmsg(), "b.json"));
-	assert_non_null(strstr(pc_errmsg(), "pmucanary/2"));
+	assert_non_null(strstr(pc_errmsg(), "pmucanary/3"));
 
 	assert_int_equal(read_text("{\"schema\":\"pmucanary/1\",\"kind\":\"bisect\"}", "c.json"),
 			 -EINVAL);
@@ -204,6 +230,191 @@ static void test_schema_errors(void **state)
 
 	assert_true(results_read_json("/nonexistent/x.json", &(struct result_set *){ NULL }) < 0);
 	assert_non_null(strstr(pc_errmsg(), "/nonexistent/x.json"));
+}
+
+/* A /1 file: inline attr objects, the first try as the cell's attr, and a
+ * rejected spec stored as EINVAL with "error". */
+static void test_read_v1(void **state)
+{
+	g_autofree char *path = g_build_filename(tmpdir, "v1.json", NULL);
+	g_autoptr(result_set) set = NULL;
+	const struct cell *c;
+
+	assert_true(g_file_set_contents(path,
+		"{\"schema\":\"pmucanary/1\",\"kind\":\"probe\",\"run_id\":\"r\",\"created\":\"t\","
+		"\"tool_version\":\"v\",\"kernel\":\"6.1\",\"accel\":\"tcg\",\"cells\":["
+		"{\"kernel\":\"6.1\",\"profile\":\"perf-modern\",\"spec\":\"cpu-cycles:pp\","
+		"\"attr\":{\"type\":0,\"precise_ip\":2},\"outcome\":\"OK\",\"tries\":["
+		"{\"attr\":{\"type\":0,\"precise_ip\":2},\"outcome\":\"ENOENT\"},"
+		"{\"attr\":{\"type\":1},\"outcome\":\"OK\",\"why\":\"cycles -> cpu-clock\"}],"
+		"\"k\":0,\"n\":0,\"evidence\":[]},"
+		"{\"kernel\":\"6.1\",\"profile\":\"perf-3.6\",\"spec\":\"cycles:Z\","
+		"\"error\":\"cycles:Z: unknown modifier\",\"outcome\":\"EINVAL\",\"tries\":[]}]}",
+		-1, NULL));
+	assert_int_equal(results_read_json(path, &set), 0);
+	assert_int_equal(set->cells->len, 2);
+	c = set->cells->pdata[0];
+	assert_int_equal(c->outcome, OUTCOME_OK);
+	assert_int_equal(c->attr.type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(c->tries->len, 2);
+	assert_int_equal(g_array_index(c->tries, struct cell_try, 0).attr.precise_ip, 2);
+	c = set->cells->pdata[1];
+	assert_int_equal(c->outcome, OUTCOME_REJECTED);
+	assert_string_equal(c->error, "cycles:Z: unknown modifier");
+	assert_false(c->has_attr);
+}
+
+/* Two cells sharing one attr: one entry in "attrs". */
+static void test_attr_dedup(void **state)
+{
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
+	struct perf_event_attr a = attr_make(PERF_TYPE_SOFTWARE, 0, 0, 0);
+	struct perf_event_attr b = attr_make(PERF_TYPE_SOFTWARE, 1, 0, 0);
+	json_t *j;
+
+	for (int i = 0; i < 2; i++) {
+		struct cell *c = cell_new(set->kernel, i ? "perf-3.6" : "perf-modern", "cpu-clock");
+
+		cell_set_attr(c, &a);
+		cell_add_try(c, &a, OUTCOME_OK, NULL);
+		c->outcome = OUTCOME_OK;
+		results_add_cell(set, c);
+	}
+	j = results_to_json(set);
+	assert_int_equal(json_array_size(json_object_get(j, "attrs")), 1);
+	json_decref(j);
+	{
+		struct cell *c = cell_new(set->kernel, "raw", "x");
+
+		cell_set_attr(c, &b);
+		cell_add_try(c, &b, OUTCOME_OK, NULL);
+		c->outcome = OUTCOME_OK;
+		results_add_cell(set, c);
+	}
+	j = results_to_json(set);
+	assert_int_equal(json_array_size(json_object_get(j, "attrs")), 2);
+	assert_int_equal(json_integer_value(json_object_get(
+		json_array_get(json_object_get(j, "cells"), 2), "attr")), 1);
+	json_decref(j);
+}
+
+#define V2_HEAD "{\"schema\":\"pmucanary/2\",\"kind\":\"probe\",\"run_id\":\"r\"," \
+	"\"created\":\"t\",\"tool_version\":\"v\",\"kernel\":\"k\",\"accel\":\"tcg\","
+
+/* An attrs index is an integer in range; anything else names the place. */
+static void test_bad_index(void **state)
+{
+	static const struct {
+		const char *attr, *want;
+	} bad[] = {
+		{ "1", "x.json: cells[0].tries[1].attr: index 1 out of range (attrs has 1)" },
+		{ "999", "x.json: cells[0].tries[1].attr: index 999 out of range (attrs has 1)" },
+		{ "-1", "x.json: cells[0].tries[1].attr: index -1 out of range (attrs has 1)" },
+		{ "\"0\"", "x.json: cells[0].tries[1].attr: not an index" },
+		{ "0.0", "x.json: cells[0].tries[1].attr: not an index" },
+		{ "{\"type\":1}", "x.json: cells[0].tries[1].attr: not an index" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autofree char *doc = g_strdup_printf(V2_HEAD "\"attrs\":[{\"type\":1}],\"cells\":["
+			"{\"profile\":\"p\",\"spec\":\"s\",\"attr\":0,\"outcome\":\"OK\",\"tries\":["
+			"{\"attr\":0,\"outcome\":\"EINVAL\"},{\"attr\":%s,\"outcome\":\"OK\"}]}]}",
+			bad[i].attr);
+
+		assert_int_equal(read_text(doc, "x.json"), -EINVAL);
+		if (!strstr(pc_errmsg(), bad[i].want))
+			fail_msg("%s: '%s', want '%s'", bad[i].attr, pc_errmsg(), bad[i].want);
+	}
+	/* The cell's own attr too, and an attr that is not one. */
+	assert_int_equal(read_text(V2_HEAD "\"attrs\":[],\"cells\":[{\"profile\":\"p\","
+				   "\"spec\":\"s\",\"attr\":0,\"outcome\":\"OK\"}]}", "y.json"),
+			 -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "y.json: cells[0].attr: index 0 out of range "
+					    "(attrs has 0)"));
+	assert_int_equal(read_text(V2_HEAD "\"attrs\":[{\"nope\":1}],\"cells\":[]}", "z.json"),
+			 -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "attrs[0]"));
+	assert_non_null(strstr(pc_errmsg(), "nope"));
+	assert_int_equal(read_text(V2_HEAD "\"cells\":[]}", "w.json"), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "\"attrs\" is missing"));
+	/* In range is fine. */
+	assert_int_equal(read_text(V2_HEAD "\"attrs\":[{\"type\":1}],\"cells\":[{\"profile\":"
+				   "\"p\",\"spec\":\"s\",\"attr\":0,\"outcome\":\"OK\",\"tries\":"
+				   "[{\"attr\":0,\"outcome\":\"OK\"}]}]}", "ok.json"), 0);
+}
+
+/* REJECTED is the profile's verdict with perf's message, and only that. */
+static void test_rejected(void **state)
+{
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
+	g_autoptr(result_set) back = NULL;
+	g_autofree char *path = g_build_filename(tmpdir, "rej.json", NULL);
+	struct cell *c = cell_new(set->kernel, "perf-modern", "cycles:W");
+	struct perf_event_attr a = attr_make(PERF_TYPE_SOFTWARE, 0, 0, 0);
+
+	cell_set_error(c, "Weak modifier is for use with groups");
+	assert_int_equal(c->outcome, OUTCOME_REJECTED);
+	assert_int_equal(outcome_class(c->outcome), OUTCOME_CLASS_REJECTED);
+	assert_int_equal(outcome_errno(c->outcome), 0);
+	results_add_cell(set, c);
+	assert_int_equal(results_write_json(set, path), 0);
+	assert_int_equal(results_read_json(path, &back), 0);
+	c = back->cells->pdata[0];
+	assert_int_equal(c->outcome, OUTCOME_REJECTED);
+	assert_string_equal(c->error, "Weak modifier is for use with groups");
+	/* An attr makes it a cell the kernel will see: not rejected. */
+	cell_set_attr(c, &a);
+	assert_int_not_equal(c->outcome, OUTCOME_REJECTED);
+	assert_null(c->error);
+
+	assert_int_equal(read_text(V2_HEAD "\"attrs\":[],\"cells\":[{\"profile\":\"p\","
+				   "\"spec\":\"s\",\"outcome\":\"REJECTED\"}]}", "r1.json"), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "REJECTED without"));
+	assert_int_equal(read_text(V2_HEAD "\"attrs\":[],\"cells\":[{\"profile\":\"p\","
+				   "\"spec\":\"s\",\"error\":\"m\",\"outcome\":\"EINVAL\"}]}",
+				   "r2.json"), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "not REJECTED"));
+}
+
+/* Bytes that are not UTF-8 in a spec, perf's message, a try's why and
+ * evidence are kept as \xNN; the file reads back and the matrix takes it. */
+static void test_utf8(void **state)
+{
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
+	g_autoptr(result_set) back = NULL;
+	g_autofree char *path = g_build_filename(tmpdir, "utf8.json", NULL);
+	g_autoptr(GString) out = g_string_new(NULL);
+	struct perf_event_attr a = attr_make(PERF_TYPE_SOFTWARE, 0, 0, 0);
+	struct cell *c = cell_new(set->kernel, "perf-modern", "cpu-clock:\xff");
+	json_t *s;
+
+	cell_set_error(c, "event syntax error: 'cpu-clock:\xff' \xc3(");
+	results_add_cell(set, c);
+	c = cell_new(set->kernel, "raw", "pmu\xfe/x/");
+	cell_set_attr(c, &a);
+	cell_add_try(c, &a, OUTCOME_EINVAL, NULL);
+	cell_add_try(c, &a, OUTCOME_OK, "why \x80");
+	c->outcome = OUTCOME_OK;
+	json_array_append_new(c->evidence, json_pack("{s:o}", "console",
+						     results_json_string("oops \xe2\x82 caf\xc3\xa9")));
+	results_add_cell(set, c);
+	assert_int_equal(results_write_json(set, path), 0);
+	assert_int_equal(results_read_json(path, &back), 0);
+	c = back->cells->pdata[0];
+	assert_string_equal(c->spec, "cpu-clock:\\xff");
+	assert_string_equal(c->error, "event syntax error: 'cpu-clock:\\xff' \\xc3(");
+	c = back->cells->pdata[1];
+	assert_string_equal(c->spec, "pmu\\xfe/x/");
+	assert_string_equal(g_array_index(c->tries, struct cell_try, 1).why, "why \\x80");
+	/* Valid multi-byte text stays as it is. */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c->evidence, 0),
+							      "console")),
+			    "oops \\xe2\\x82 caf\xc3\xa9");
+	results_format_matrix(back, out);
+	assert_non_null(strstr(out->str, "pmu\\xfe/x/"));
+	s = results_json_string(NULL);
+	assert_true(json_is_null(s));
+	json_decref(s);
 }
 
 /* A second write replaces the file whole: readers see the old file or the
@@ -396,6 +607,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_schema_errors),
+		cmocka_unit_test(test_read_v1),
+		cmocka_unit_test(test_attr_dedup),
+		cmocka_unit_test(test_bad_index),
+		cmocka_unit_test(test_rejected),
+		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_overwrite),
 		cmocka_unit_test(test_write_fails_cleanly),
 		cmocka_unit_test(test_spec_event),
