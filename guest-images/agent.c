@@ -1,4 +1,5 @@
-/* pmucanary-agent: /init (PID 1) of the guest initramfs.
+/* pmucanary-agent: /init (PID 1) of the guest initramfs, or with --service
+ * a service of a distribution's init in a disk image (lib/inject.h).
  *
  * Mounts proc, sys and devtmpfs, loads the modules listed in
  * /etc/pmucanary/modules, finds the virtio-serial port named HB_PORT_NAME
@@ -12,6 +13,11 @@
  * role" below): no workload and no canary; it mounts the host's root over
  * virtio-9p under a tmpfs overlay, switches into it, starts libvirtd and
  * runs the harness inside, reporting LAB lines.
+ *
+ * As a service (--service) the guest's own init has mounted /proc, /sys and
+ * /dev and its udev may have loaded the virtio modules: the agent mounts
+ * nothing, still loads the list (EEXIST counts as present), writes its
+ * console lines to /dev/console all the same, and is never a lab host.
  *
  * PID 1 must never exit (the kernel would panic): every failure is printed
  * to the console and retried. Static glibc + pthreads only. */
@@ -160,6 +166,12 @@ static void mount_one(const char *src, const char *dir, const char *type, unsign
 	mkdir(dir, 0755);
 	if (mount(src, dir, type, flags, NULL) < 0 && errno != EBUSY)
 		say("mount %s on %s: %s", type, dir, strerror(errno));
+}
+
+/* The console for say(); as a service, /dev is the guest's. */
+static void open_console(void)
+{
+	console_fd = open("/dev/console", O_WRONLY | O_NOCTTY | O_CLOEXEC);
 }
 
 static void setup_mounts(void)
@@ -1491,16 +1503,29 @@ static void run(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	setup_mounts();
+	/* as /init, argv holds the kernel's unknown boot words: ignore them,
+	 * PID 1 must not exit */
+	bool service = argc > 1 && !strcmp(argv[1], "--service");
+
+	if (service)
+		open_console();
+	else
+		setup_mounts();
 	parse_cmdline();
+	if (service && cfg.lab) {
+		say("pmucanary.role=lab ignored: a service is never a lab host's init");
+		cfg.lab = false;
+	}
 	atomic_store(&interval_ms, cfg.interval_ms);
 	atomic_store(&work_on, cfg.work);
 	say("version %s (protocol v%d) pid %d cpus %ld interval %u ms work %s canary %u MiB",
 	    AGENT_VERSION, HB_PROTO_VERSION, (int)getpid(), sysconf(_SC_NPROCESSORS_ONLN),
 	    cfg.interval_ms, cfg.work ? "on" : "off", cfg.canary_mib);
-	if (getpid() != 1)
+	if (service)
+		say("service mode: the guest's init mounted /proc, /sys and /dev");
+	else if (getpid() != 1)
 		say("not PID 1: running anyway (test mode)");
 	read_boot_id();
 	load_modules();
