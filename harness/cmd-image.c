@@ -1,13 +1,19 @@
 /* pmucanary image: build (or find in the cache) the guest kernel + initramfs. */
 #include "commands.h"
 #include "image.h"
+#include "inject.h"
 #include "log.h"
 
 #include <errno.h>
 #include <stdio.h>
 
+static int image_inject(const char *disk, const char *out, const char *agent, gboolean tcg,
+			gboolean json);
+
 int cmd_image(int argc, char **argv)
 {
+	g_autofree char *inject = NULL;
+	gboolean tcg = FALSE;
 	g_autofree char *kernel = NULL, *modules = NULL, *agent = NULL, *out = NULL;
 	gboolean compress = FALSE, json = FALSE;
 	GOptionEntry entries[] = {
@@ -21,6 +27,11 @@ int cmd_image(int argc, char **argv)
 		  "image cache directory (default: /var/cache/pmucanary/images as root)", "DIR" },
 		{ "compress", 'z', 0, G_OPTION_ARG_NONE, &compress, "gzip the initramfs", NULL },
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "print the manifest as JSON", NULL },
+		{ "inject", 0, 0, G_OPTION_ARG_FILENAME, &inject,
+		  "put the agent into a copy (qcow2 overlay) of a distribution disk image; "
+		  "--out names the overlay (default DISK.pmucanary.qcow2)", "DISK" },
+		{ "tcg", 0, 0, G_OPTION_ARG_NONE, &tcg,
+		  "with --inject: libguestfs's appliance under TCG even where KVM works", NULL },
 		{ NULL }
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- build the guest initramfs for a kernel");
@@ -39,6 +50,8 @@ int cmd_image(int argc, char **argv)
 		fprintf(stderr, "pmucanary image: unexpected argument '%s'\n", argv[1]);
 		return EXIT_USAGE;
 	}
+	if (inject)
+		return image_inject(inject, out, agent, tcg, json);
 	opt.kernel = kernel;
 	opt.modules_dir = modules;
 	opt.agent = agent;
@@ -62,5 +75,43 @@ int cmd_image(int argc, char **argv)
 	} else {
 		printf("%s\n", info->dir);
 	}
+	return EXIT_CLEAN;
+}
+
+/* --inject: the disk image keeps its bytes; what was found goes to stdout. */
+static int image_inject(const char *disk, const char *out, const char *agent, gboolean tcg,
+			gboolean json)
+{
+	struct inject_options opt = { .disk = disk, .out = out, .agent = agent, .force_tcg = tcg };
+	g_autoptr(inject_report) r = NULL;
+	int ret = inject_disk(&opt, &r);
+
+	if (ret < 0) {
+		fprintf(stderr, "pmucanary image: %s\n", pc_errmsg());
+		return ret == -EIO || ret == -ENOMEM ? EXIT_INFRA : EXIT_USAGE;
+	}
+	if (json) {
+		json_t *j = inject_report_json(r);
+
+		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		putchar('\n');
+		json_decref(j);
+		return EXIT_CLEAN;
+	}
+	printf("overlay   %s (backing %s, %s)\n", r->overlay, r->disk, r->disk_format);
+	printf("os        %s %s (%s) on %s\n", r->os_type, r->distro,
+	       r->product_name, r->root);
+	printf("kernels   ");
+	for (guint i = 0; i < r->kernels->len; i++)
+		printf("%s%s", i ? " " : "", (char *)r->kernels->pdata[i]);
+	printf("\nboot      %s + %s, %s\n", r->kernel_path,
+	       r->initrd_path ? r->initrd_path : "(no initrd)", r->cmdline_root);
+	printf("init      %s:", inject_init_name(r->init));
+	for (guint i = 0; i < r->hooks->len; i++)
+		printf(" %s", (char *)r->hooks->pdata[i]);
+	printf("\nagent     %s %s, %u modules listed in %s\n", INJECT_AGENT_PATH, INJECT_AGENT_ARG,
+	       r->modules->len, INJECT_MODULES_LIST);
+	printf("appliance %s (%s), backend %s, launched in %.1f s; %.1f s in all\n", r->accel,
+	       r->accel_reason, r->backend, r->launch_s, r->total_s);
 	return EXIT_CLEAN;
 }
