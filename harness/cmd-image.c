@@ -52,6 +52,11 @@ int cmd_image(int argc, char **argv)
 	}
 	if (inject)
 		return image_inject(inject, out, agent, tcg, json);
+	/* Given, it must be one: "no modules dir" is only the default's fallback. */
+	if (modules && !g_file_test(modules, G_FILE_TEST_IS_DIR)) {
+		fprintf(stderr, "pmucanary image: --modules %s: no such directory\n", modules);
+		return EXIT_USAGE;
+	}
 	opt.kernel = kernel;
 	opt.modules_dir = modules;
 	opt.agent = agent;
@@ -61,7 +66,7 @@ int cmd_image(int argc, char **argv)
 	ret = image_build(&opt, &info);
 	if (ret < 0) {
 		fprintf(stderr, "pmucanary image: %s\n", pc_errmsg());
-		return ret == -ENOENT || ret == -EACCES || ret == -EINVAL ? EXIT_USAGE : EXIT_INFRA;
+		return pc_errno_bad_path(ret) ? EXIT_USAGE : EXIT_INFRA;
 	}
 	pc_info("image: %s in %.1f ms (%u modules)", info->cached ? "found" : "built",
 		(g_get_monotonic_time() - t0) / 1000.0, info->modules->len);

@@ -29,15 +29,16 @@ static void print_text(FILE *out, const struct trace_result *res)
 int cmd_trace(int argc, char **argv)
 {
 	g_autofree char *json_path = NULL, *method_name = NULL;
-	gint tail_lines = TRACE_STDERR_TAIL_DEFAULT;
+	int tail_lines = TRACE_STDERR_TAIL_DEFAULT;
+	g_autofree char *tail_opt = NULL;
 	GOptionEntry entries[] = {
 		{ "json", 'j', 0, G_OPTION_ARG_FILENAME, &json_path,
 		  "write the capture as JSON to FILE ('-' for stdout, instead of text)", "FILE" },
 		{ "method", 'm', 0, G_OPTION_ARG_STRING, &method_name,
 		  "seccomp (stop at perf_event_open only, default) or syscall (every syscall)",
 		  "METHOD" },
-		{ "tail", 0, 0, G_OPTION_ARG_INT, &tail_lines,
-		  "lines of the command's stderr to keep (default 20)", "N" },
+		{ "tail", 0, 0, G_OPTION_ARG_STRING, &tail_opt,
+		  "lines of the command's stderr to keep, 1..100000 (default 20)", "N" },
 		{ NULL }
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("-- PERF_COMMAND [ARGS...]");
@@ -71,10 +72,8 @@ int cmd_trace(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (tail_lines < 1 || tail_lines > 100000) {
-		fprintf(stderr, "pmucanary trace: --tail must be 1..100000\n");
+	if (!cli_bounded_int("trace", "tail", tail_opt, 1, 100000, &tail_lines))
 		return EXIT_USAGE;
-	}
 	opts.stderr_tail_lines = tail_lines;
 	/* A FILE that cannot be written fails before the command runs. */
 	if (json_path && strcmp(json_path, "-") && outfile_check(json_path) < 0) {
@@ -85,7 +84,7 @@ int cmd_trace(int argc, char **argv)
 	int ret = trace_run(argv + 1, &opts, &res);
 	if (ret < 0) {
 		fprintf(stderr, "pmucanary trace: %s\n", pc_errmsg());
-		return ret == -ENOENT || ret == -EACCES ? EXIT_USAGE : EXIT_INFRA;
+		return pc_errno_bad_path(ret) && ret != -EINVAL ? EXIT_USAGE : EXIT_INFRA;
 	}
 
 	pc_info("trace: %u calls, %lu ptrace stops (%s method), %lu stderr lines",

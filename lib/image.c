@@ -46,6 +46,63 @@ void image_info_free(struct image_info *info)
 
 /* ---- kernel ---- */
 
+static unsigned int le16(const guint8 *p)
+{
+	return p[0] | p[1] << 8;
+}
+
+int image_kernel_identify(const char *who, const void *data, size_t len)
+{
+	const guint8 *d = data;
+	unsigned int proto;
+
+	if (len >= 20 && !memcmp(d, "\177ELF", 4)) {
+		/* What QEMU's -kernel boots as ELF: a 64-bit x86 executable
+		 * (a module or a shared object is not a kernel). */
+		if (d[4] != 2 || d[5] != 1 || le16(d + 16) != 2 || le16(d + 18) != 62)
+			return pc_fail(EINVAL, "%s: not a kernel image (an ELF file, but not an "
+				       "x86-64 executable vmlinux)", who);
+		return IMAGE_KERNEL_ELF;
+	}
+	if (len < 0x212 || le16(d + 0x1fe) != 0xaa55 || memcmp(d + 0x202, "HdrS", 4))
+		return pc_fail(EINVAL, "%s: not a kernel image (neither a bzImage with the x86 "
+			       "boot header \"HdrS\" nor an ELF vmlinux)", who);
+	/* 2.06 (Linux 2.6.22) is the oldest protocol an x86-64 kernel has;
+	 * loadflags bit 0 (LOADED_HIGH) tells a bzImage from an old zImage. */
+	proto = le16(d + 0x206);
+	if (proto < IMAGE_BOOT_PROTOCOL_MIN)
+		return pc_fail(EINVAL, "%s: not a usable kernel image (x86 boot protocol %u.%02u, "
+			       "older than %u.%02u)", who, proto >> 8, proto & 0xff,
+			       IMAGE_BOOT_PROTOCOL_MIN >> 8, IMAGE_BOOT_PROTOCOL_MIN & 0xff);
+	if (!(d[0x211] & 1))
+		return pc_fail(EINVAL, "%s: not a usable kernel image (a zImage, not a bzImage)", who);
+	return IMAGE_KERNEL_BZIMAGE;
+}
+
+int image_kernel_check(const char *path, const char *who)
+{
+	guint8 hdr[4096];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (!who)
+		who = path;
+	/* Non-blocking and regular only: a FIFO never blocks the check. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return pc_fail(errno, "%s: %s", who, g_strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return pc_fail(EINVAL, "%s: not a regular file (a kernel image is expected)", who);
+	}
+	n = pread(fd, hdr, sizeof(hdr), 0);
+	close(fd);
+	if (n < 0)
+		return pc_fail(errno, "%s: %s", who, g_strerror(errno));
+	return image_kernel_identify(who, hdr, (size_t)n);
+}
+
 /* The bzImage header: "HdrS" at 0x202, kernel_version pointer at 0x20e
  * (offset from 0x200) to a string "<release> (<builder>) #1 ...". */
 static char *bzimage_release(const char *path)
@@ -77,18 +134,17 @@ int image_kernel_release(const char *kernel_path, char **release)
 	g_autofree char *base = g_path_get_basename(kernel_path);
 	char *r;
 
-	struct stat st;
+	g_autofree char *who = g_strdup_printf("kernel %s", kernel_path);
+	int kind;
 
-	if (stat(kernel_path, &st) < 0)
-		return pc_fail(errno, "kernel %s: %s", kernel_path, g_strerror(errno));
-	/* Before the header is read: a FIFO would block the read forever. */
-	if (!S_ISREG(st.st_mode))
-		return pc_fail(EINVAL, "%s: not a regular file (a kernel image is expected)", kernel_path);
+	/* Before anything is built: a file that is no kernel is bad input. */
+	if ((kind = image_kernel_check(kernel_path, who)) < 0)
+		return kind;
 	if (g_str_has_prefix(base, "vmlinuz-") && base[8]) {
 		*release = g_strdup(base + 8);
 		return 0;
 	}
-	r = bzimage_release(kernel_path);
+	r = kind == IMAGE_KERNEL_BZIMAGE ? bzimage_release(kernel_path) : NULL;
 	*release = r ? r : g_strdup("");
 	return 0;
 }

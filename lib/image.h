@@ -72,8 +72,24 @@ int image_find_default(char **kernel, char **release);
 /* Same, in a given directory (for tests). */
 int image_find_default_in(const char *boot_dir, char **kernel, char **release);
 
+/* What a kernel image is, from its first bytes (4 KiB are enough). */
+enum image_kernel_kind {
+	IMAGE_KERNEL_BZIMAGE, /* x86 boot header "HdrS" at 0x202, bzImage */
+	IMAGE_KERNEL_ELF,     /* an x86-64 ELF executable (vmlinux) */
+	IMAGE_KERNEL_KIND_COUNT
+};
+#define IMAGE_BOOT_PROTOCOL_MIN 0x0206
+/* Returns an image_kernel_kind, or -EINVAL with "WHO: not a kernel image
+ * (...)" for anything else (a text file, a module, a zImage, an old boot
+ * protocol). */
+int image_kernel_identify(const char *who, const void *data, size_t len);
+/* The same for a file: -errno "WHO: ..." when it cannot be opened, -EINVAL
+ * when it is not a regular file (never blocks on a FIFO). who NULL: path. */
+int image_kernel_check(const char *path, const char *who);
+
 /* The kernel release: from a "vmlinuz-<release>" file name, else from the
- * bzImage header's version string. Returns 0 and *release (possibly ""). */
+ * bzImage header's version string. Returns 0 and *release (possibly ""),
+ * or image_kernel_check()'s error. */
 int image_kernel_release(const char *kernel_path, char **release);
 
 /* <dir of /proc/self/exe>/guest-images/pmucanary-agent. */

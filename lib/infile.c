@@ -43,6 +43,31 @@ static char *limit_str(size_t limit)
 	return g_strdup_printf("%zu bytes", limit);
 }
 
+int infile_check(const char *path, enum infile_kind kind)
+{
+	struct stat st;
+	int fd, e;
+
+	if (!path || !*path)
+		return pc_fail(EINVAL, "cannot read an empty path");
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		return pc_fail(pc_errno_bad_path(e) ? EINVAL : e, "%s: %s", path, g_strerror(e));
+	}
+	e = fstat(fd, &st) < 0 ? errno : 0;
+	close(fd);
+	if (e)
+		return pc_fail(e, "%s: %s", path, g_strerror(e));
+	if (!S_ISREG(st.st_mode))
+		return pc_fail(EINVAL, "%s: %s, not a regular file (a %s is expected)", path,
+			       type_name(st.st_mode), infile_kind_name(kind));
+	if ((guint64)st.st_size > infile_limit(kind))
+		return pc_fail(EINVAL, "%s: %lld bytes, more than the limit for a %s", path,
+			       (long long)st.st_size, infile_kind_name(kind));
+	return 0;
+}
+
 int infile_read_limit(const char *path, size_t limit, bool text, const char *what,
 		      char **data, size_t *len)
 {

@@ -35,6 +35,12 @@ size_t infile_limit(enum infile_kind kind);
 int infile_read_limit(const char *path, size_t limit, bool text, const char *what,
 		      char **data, size_t *len);
 
+/* Whether infile_read() could read path, without reading it: for paths
+ * handed on to someone else (QEMU boots a guest's initrd). Every failure
+ * that is about the path (missing, a directory, a FIFO, too large, a
+ * dangling symlink, "file/") is -EINVAL with one message naming it. */
+int infile_check(const char *path, enum infile_kind kind);
+
 /* infile_read_limit() with the limit of kind; INFILE_CONFIG is text. */
 int infile_read(const char *path, enum infile_kind kind, char **data, size_t *len);
 

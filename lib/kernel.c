@@ -141,11 +141,6 @@ static guint64 rd64(const guint8 *p)
 	return (guint64)rd32(p) | (guint64)rd32(p + 4) << 32;
 }
 
-static bool bz_valid(const guint8 *d, gsize n)
-{
-	return n >= 0x206 && rd16(d + 0x1fe) == 0xaa55 && !memcmp(d + 0x202, "HdrS", 4);
-}
-
 /* The header's kernel_version string: "<release> (<builder>) #1 ...". */
 static char *bz_release(const guint8 *d, gsize n)
 {
@@ -176,6 +171,8 @@ static int image_load(const char *who, const char *path, GBytes **out)
 	if (stat(path, &st) < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return pc_fail(EINVAL, "%s: no such file", who);
+		if (pc_errno_bad_path(errno))
+			return pc_fail(EINVAL, "%s: %s", who, g_strerror(errno));
 		return pc_fail(errno, "%s: %s", who, g_strerror(errno));
 	}
 	if (!S_ISREG(st.st_mode))
@@ -188,9 +185,12 @@ static int image_load(const char *who, const char *path, GBytes **out)
 			       g_str_has_prefix(path, "/boot/") ? " (Debian installs it 0600)" : "");
 	if ((e = infile_read(path, INFILE_KERNEL, &data, &len)))
 		return e;
-	if (!bz_valid((guint8 *)data, len)) {
+	/* The boot header, as image and fleet check it; a lab host boots
+	 * a bzImage, whose payload also holds its config. */
+	if ((e = image_kernel_identify(who, data, len)) != IMAGE_KERNEL_BZIMAGE) {
 		g_free(data);
-		return pc_fail(EINVAL, "%s: not a kernel image (no bzImage \"HdrS\" header)", who);
+		return e < 0 ? e : pc_fail(EINVAL, "%s: an ELF vmlinux: a lab host boots a bzImage "
+					   "(arch/x86/boot/bzImage)", who);
 	}
 	*out = g_bytes_new_take(data, len);
 	return 0;
@@ -864,7 +864,8 @@ static int deb_prepare(const char *deb, const char *who, const char *cache_dir, 
 
 	if (stat(deb, &st) < 0)
 		return errno == ENOENT || errno == ENOTDIR ? pc_fail(EINVAL, "%s: no such file", who) :
-		       pc_fail(errno, "%s: %s", who, g_strerror(errno));
+		       pc_fail(pc_errno_bad_path(errno) ? EINVAL : errno, "%s: %s", who,
+			       g_strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return pc_fail(EINVAL, "%s: not a regular file", who);
 	if ((ret = file_sha256(deb, who, &sha)) < 0)

@@ -62,3 +62,14 @@ void pc_errclear(void)
 {
 	last_error[0] = '\0';
 }
+
+int pc_errno_bad_path(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case ENOENT: case ENOTDIR: case ELOOP: case ENAMETOOLONG: case EACCES:
+	case EPERM: case EISDIR: case ENXIO: case ENODEV: case EINVAL:
+		return 1;
+	default:
+		return 0;
+	}
+}

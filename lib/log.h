@@ -33,4 +33,11 @@ int pc_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 const char *pc_errmsg(void);
 void pc_errclear(void);
 
+/* Whether -err (or err) from opening a path the user named says the path
+ * is wrong as given: missing, a dangling or looping symlink, a file where a
+ * directory is needed ("file/"), too long, not permitted, a directory or a
+ * node with nothing behind it. Such a path is bad input (exit 2), never a
+ * failure of the system (exit 125). */
+int pc_errno_bad_path(int err);
+
 #endif

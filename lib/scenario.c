@@ -3,6 +3,7 @@
  * silently accept (keys outside a section, duplicate keys). */
 #include "scenario.h"
 
+#include "image.h"
 #include "infile.h"
 #include "log.h"
 
@@ -415,12 +416,11 @@ static int set_value(struct scenario *s, const struct key_def *d, const char *va
 		/* A kernel or initrd the run cannot use fails before anything
 		 * runs or is created, not at the fleet after the open phase. */
 		if (*value) {
-			struct stat st;
-
-			if (stat(value, &st) < 0)
-				return bad_value(path, text, d, "%s: %s", value, g_strerror(errno));
-			if (!S_ISREG(st.st_mode))
-				return bad_value(path, text, d, "%s: not a regular file", value);
+			/* a kernel is checked as one: a text file boots nothing */
+			r = !strcmp(d->info.key, "kernel") ? image_kernel_check(value, value)
+							  : infile_check(value, INFILE_KERNEL);
+			if (r < 0)
+				return bad_value(path, text, d, "%s", pc_errmsg());
 			if (access(value, R_OK) < 0)
 				return bad_value(path, text, d, "%s: %s", value, g_strerror(errno));
 		}

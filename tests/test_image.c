@@ -36,6 +36,24 @@ static void write_file(const char *path, const char *text)
 	assert_true(g_file_set_contents(path, text, -1, NULL));
 }
 
+/* The smallest file the x86 boot header check takes for a bzImage:
+ * 0xaa55, "HdrS", protocol 2.15, LOADED_HIGH; release at 0x300. */
+#define FAKE_BZ_SIZE 0x400
+static void fake_bzimage(char img[FAKE_BZ_SIZE], const char *release)
+{
+	memset(img, 0, FAKE_BZ_SIZE);
+	img[0x1fe] = 0x55;
+	img[0x1ff] = (char)0xaa;
+	memcpy(img + 0x202, "HdrS", 4);
+	img[0x206] = 0x0f;
+	img[0x207] = 0x02;
+	img[0x211] = 1;
+	img[0x20e] = 0x00; /* version string at 0x200 + 0x100 */
+	img[0x20f] = 0x01;
+	if (release)
+		snprintf(img + 0x300, 0x100, "%s (me@host) #1 SMP", release);
+}
+
 static int scratch_setup(void **state)
 {
 	struct scratch *s = g_new0(struct scratch, 1);
@@ -45,7 +63,10 @@ static int scratch_setup(void **state)
 	s->kernel = g_build_filename(s->dir, "vmlinuz-9.9.9-test", NULL);
 	s->agent = g_build_filename(s->dir, "agent", NULL);
 	s->out = g_build_filename(s->dir, "images", NULL);
-	write_file(s->kernel, "not really a bzImage\n");
+	char img[FAKE_BZ_SIZE];
+
+	fake_bzimage(img, NULL);
+	assert_true(g_file_set_contents(s->kernel, img, sizeof(img), NULL));
 	write_file(s->agent, "#!/bin/agent\n");
 	chmod(s->kernel, 0600);
 	*state = s;
@@ -185,18 +206,66 @@ static void test_release_from_bzimage_header(void **state)
 	struct scratch *s = *state;
 	g_autofree char *path = g_build_filename(s->dir, "bzImage", NULL);
 	g_autofree char *release = NULL;
-	char img[0x400] = { 0 };
+	char img[FAKE_BZ_SIZE];
 
-	memcpy(img + 0x202, "HdrS", 4);
-	img[0x20e] = 0x00; /* version string at 0x200 + 0x100 */
-	img[0x20f] = 0x01;
-	strcpy(img + 0x300, "6.6.6-fake (me@host) #1 SMP");
+	fake_bzimage(img, "6.6.6-fake");
 	assert_true(g_file_set_contents(path, img, sizeof(img), NULL));
 	assert_int_equal(image_kernel_release(path, &release), 0);
 	assert_string_equal(release, "6.6.6-fake");
 	g_clear_pointer(&release, g_free);
 	assert_int_equal(image_kernel_release(s->kernel, &release), 0);
 	assert_string_equal(release, "9.9.9-test");
+}
+
+/* Files that are no kernel are bad input before anything is built: the
+ * image would boot nothing and the fleet would call it INFRA. */
+static void test_not_a_kernel(void **state)
+{
+	struct scratch *s = *state;
+	g_autofree char *path = g_build_filename(s->dir, "k", NULL);
+	g_autofree char *fifo = g_build_filename(s->dir, "fifo", NULL);
+	g_autofree char *release = NULL;
+	struct image_options o = scratch_options(s, NULL);
+	g_autoptr(image_info) info = NULL;
+	char img[FAKE_BZ_SIZE];
+	char elf[64] = "\177ELF\2\1\1";
+
+	write_file(path, "#!/bin/sh\necho not a kernel\n");
+	assert_int_equal(image_kernel_check(path, "--kernel k"), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "--kernel k: not a kernel image"));
+	o.kernel = path;
+	assert_int_equal(image_build(&o, &info), -EINVAL);
+	assert_null(info);
+	assert_non_null(strstr(pc_errmsg(), path));
+	assert_non_null(strstr(pc_errmsg(), "not a kernel image"));
+	assert_int_equal(image_kernel_release(path, &release), -EINVAL);
+
+	/* A bzImage of boot protocol 2.05, and an old zImage. */
+	fake_bzimage(img, NULL);
+	img[0x206] = 0x05;
+	assert_int_equal(image_kernel_identify("old", img, sizeof(img)), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "old: not a usable kernel image (x86 boot protocol 2.05, older than 2.06)"));
+	fake_bzimage(img, NULL);
+	img[0x211] = 0;
+	assert_int_equal(image_kernel_identify("z", img, sizeof(img)), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "zImage"));
+	fake_bzimage(img, NULL);
+	assert_int_equal(image_kernel_identify("bz", img, sizeof(img)), IMAGE_KERNEL_BZIMAGE);
+	/* Cut before the header ends. */
+	assert_int_equal(image_kernel_identify("cut", img, 0x205), -EINVAL);
+
+	/* ELF: an x86-64 executable is a vmlinux; a module (ET_REL) is not. */
+	elf[16] = 2;
+	elf[18] = 62;
+	assert_int_equal(image_kernel_identify("vmlinux", elf, sizeof(elf)), IMAGE_KERNEL_ELF);
+	elf[16] = 1;
+	assert_int_equal(image_kernel_identify("mod.ko", elf, sizeof(elf)), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "mod.ko: not a kernel image (an ELF file"));
+
+	/* A FIFO is refused without blocking. */
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(image_kernel_check(fifo, NULL), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "not a regular file"));
 }
 
 /* ---- the image ---- */
@@ -309,8 +378,10 @@ static void test_build_cpio_contents(void **state)
 
 	/* the kernel copy and the manifest */
 	g_autofree char *kcopy = NULL;
-	assert_true(g_file_get_contents(info->kernel_path, &kcopy, NULL, NULL));
-	assert_string_equal(kcopy, "not really a bzImage\n");
+	gsize klen = 0;
+	assert_true(g_file_get_contents(info->kernel_path, &kcopy, &klen, NULL));
+	assert_int_equal(klen, FAKE_BZ_SIZE);
+	assert_memory_equal(kcopy + 0x202, "HdrS", 4);
 	json_error_t jerr;
 	json_t *m = json_load_file(info->manifest_path, 0, &jerr);
 	assert_non_null(m);
@@ -414,6 +485,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_find_default_newest, scratch_setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_release_from_bzimage_header, scratch_setup,
 						scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_not_a_kernel, scratch_setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_build_cpio_contents, scratch_setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_build_cache_hit, scratch_setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_build_compressed, scratch_setup, scratch_teardown),

@@ -190,6 +190,7 @@ static GByteArray *bzimage(const char *release, const char *config, int filter, 
 	put16(hdr + 0x1fe, 0xaa55);
 	memcpy(hdr + 0x202, "HdrS", 4);
 	put16(hdr + 0x206, 0x020f);
+	hdr[0x211] = 1;                /* loadflags: LOADED_HIGH, a bzImage */
 	if (release) {
 		put16(hdr + 0x20e, 0x100); /* version string at 0x300 */
 		snprintf((char *)hdr + 0x300, 0x100, "%s (me@host) #1 SMP", release);
@@ -215,6 +216,7 @@ static GByteArray *bzimage_inflating(unsigned int mib)
 	put16(hdr + 0x1fe, 0xaa55);
 	memcpy(hdr + 0x202, "HdrS", 4);
 	put16(hdr + 0x206, 0x020f);
+	hdr[0x211] = 1;                /* loadflags: LOADED_HIGH, a bzImage */
 	put32(hdr + 0x248, 0x20);
 	g_byte_array_append(img, hdr, sizeof(hdr));
 	archive_write_set_format_raw(a);
@@ -605,13 +607,24 @@ static void test_bad_images(void **state)
 	assert_resolve_fails(nope, &o, "--kernel ", nope, ": no such file", NULL);
 	assert_resolve_fails(s->dir, &o, "--kernel ", s->dir, ": not a regular file", NULL);
 	write_file(text, "hello\n", -1);
-	want = g_strdup_printf("--kernel %s: not a kernel image (no bzImage \"HdrS\" header)", text);
+	want = g_strdup_printf("--kernel %s: not a kernel image (neither a bzImage with the x86 "
+			       "boot header \"HdrS\" nor an ELF vmlinux)", text);
 	assert_resolve_fails(text, &o, want, NULL);
 	write_file(small, "", 0);
 	assert_resolve_fails(small, &o, "not a kernel image", NULL);
 	put16(img + 0x1fe, 0xaa55); /* boot sector magic but no "HdrS" */
 	write_file(no_hdrs, img, sizeof(img));
 	assert_resolve_fails(no_hdrs, &o, "not a kernel image", NULL);
+	/* "HdrS" but boot protocol 2.05, and an old zImage: no lab host */
+	memcpy(img + 0x202, "HdrS", 4);
+	put16(img + 0x206, 0x0205);
+	img[0x211] = 1;
+	write_file(no_hdrs, img, sizeof(img));
+	assert_resolve_fails(no_hdrs, &o, "not a usable kernel image (x86 boot protocol 2.05", NULL);
+	put16(img + 0x206, 0x020f);
+	img[0x211] = 0;
+	write_file(no_hdrs, img, sizeof(img));
+	assert_resolve_fails(no_hdrs, &o, "a zImage, not a bzImage", NULL);
 	write_file(boot_bad, "junk", -1);
 	assert_resolve_fails("2.0-bad", &o, "--kernel 2.0-bad: ", boot_bad, "not a kernel image", NULL);
 }
