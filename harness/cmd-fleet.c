@@ -1,7 +1,9 @@
 /* pmucanary fleet: boot a fleet, watch it, print the verdict timeline. */
 #include "commands.h"
 #include "fleet.h"
+#include "hbproto.h"
 #include "image.h"
+#include "infile.h"
 #include "log.h"
 #include "outfile.h"
 
@@ -69,31 +71,39 @@ static bool parse_selftests(char **specs, unsigned int guests, GArray *out)
 
 int cmd_fleet(int argc, char **argv)
 {
-	gint guests = 2, duration = 10, vcpus = 1, memory = 0, interval = 0, timeout = 0, parallel = 0;
+	int guests = 2, duration = 10, vcpus = 1, memory = 0, interval = 0, timeout = 0, parallel = 0;
+	g_autofree char *guests_opt = NULL, *duration_opt = NULL, *vcpus_opt = NULL;
+	g_autofree char *memory_opt = NULL, *interval_opt = NULL, *timeout_opt = NULL;
+	g_autofree char *parallel_opt = NULL, *selftest_at_opt = NULL;
 	gboolean tcg = FALSE, no_work = FALSE;
-	gdouble selftest_at = 1.0;
+	double selftest_at = 1.0;
 	g_autofree char *json_path = NULL, *uri = NULL, *kernel = NULL, *initrd = NULL;
 	g_autofree char *run_dir = NULL, *run_id = NULL;
 	g_auto(GStrv) selftests = NULL;
 	GOptionEntry entries[] = {
-		{ "guests", 'n', 0, G_OPTION_ARG_INT, &guests, "number of guests (2)", "N" },
-		{ "duration", 'd', 0, G_OPTION_ARG_INT, &duration, "watch for S seconds; 0: until Ctrl-C (10)", "S" },
+		{ "guests", 'n', 0, G_OPTION_ARG_STRING, &guests_opt, "number of guests, 1..64 (2)", "N" },
+		{ "duration", 'd', 0, G_OPTION_ARG_STRING, &duration_opt,
+		  "watch for S seconds, at most a week; 0: until Ctrl-C (10)", "S" },
 		{ "json", 'j', 0, G_OPTION_ARG_FILENAME, &json_path, "write the result as JSON", "FILE" },
 		{ "uri", 0, 0, G_OPTION_ARG_STRING, &uri, "libvirt URI (" FLEET_DEFAULT_URI ")", "URI" },
 		{ "tcg", 0, 0, G_OPTION_ARG_NONE, &tcg, "force TCG even where KVM works", NULL },
-		{ "vcpus", 0, 0, G_OPTION_ARG_INT, &vcpus, "vCPUs per guest (1)", "N" },
-		{ "memory", 0, 0, G_OPTION_ARG_INT, &memory, "MiB per guest (192)", "MIB" },
+		{ "vcpus", 0, 0, G_OPTION_ARG_STRING, &vcpus_opt, "vCPUs per guest, 1..64 (1)", "N" },
+		{ "memory", 0, 0, G_OPTION_ARG_STRING, &memory_opt, "MiB per guest, 64..1048576 (192)", "MIB" },
 		{ "kernel", 0, 0, G_OPTION_ARG_FILENAME, &kernel, "guest kernel (with --initrd)", "K" },
 		{ "initrd", 0, 0, G_OPTION_ARG_FILENAME, &initrd, "guest initramfs (with --kernel)", "I" },
-		{ "interval", 0, 0, G_OPTION_ARG_INT, &interval, "heartbeat interval, ms (100)", "MS" },
-		{ "timeout", 0, 0, G_OPTION_ARG_INT, &timeout, "hang after this long without heartbeat, ms", "MS" },
-		{ "parallel", 0, 0, G_OPTION_ARG_INT, &parallel, "guests booting at once (CPUs)", "N" },
+		{ "interval", 0, 0, G_OPTION_ARG_STRING, &interval_opt,
+		  "heartbeat interval, ms, 10..10000 (100)", "MS" },
+		{ "timeout", 0, 0, G_OPTION_ARG_STRING, &timeout_opt,
+		  "hang after this long without heartbeat, ms, 100..3600000", "MS" },
+		{ "parallel", 0, 0, G_OPTION_ARG_STRING, &parallel_opt,
+		  "guests booting at once, 1..64 (CPUs)", "N" },
 		{ "no-work", 0, 0, G_OPTION_ARG_NONE, &no_work, "no busy workload in the guests", NULL },
 		{ "run-dir", 0, 0, G_OPTION_ARG_FILENAME, &run_dir, "console logs (results/fleet-<pid>)", "DIR" },
 		{ "run-id", 0, 0, G_OPTION_ARG_STRING, &run_id, "names guests pmucanary-<id>-<n> (pid)", "ID" },
 		{ "selftest", 0, 0, G_OPTION_ARG_STRING_ARRAY, &selftests,
 		  "make a guest misbehave: GUEST=panic|hang|corrupt|reboot|oops (repeatable)", "G=KIND" },
-		{ "selftest-at", 0, 0, G_OPTION_ARG_DOUBLE, &selftest_at, "seconds after boot to fire (1)", "S" },
+		{ "selftest-at", 0, 0, G_OPTION_ARG_STRING, &selftest_at_opt,
+		  "seconds after boot to fire, 0..3600 (1)", "S" },
 		{ NULL }
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- boot a fleet of guests and watch their heartbeats");
@@ -109,9 +119,28 @@ int cmd_fleet(int argc, char **argv)
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	if (!cli_parse(ctx, "fleet", &argc, &argv))
 		return EXIT_USAGE;
-	if (guests < 1 || guests > 256 || vcpus < 1 || memory < 0 || duration < 0 ||
-	    !kernel != !initrd) {
-		fprintf(stderr, "pmucanary fleet: bad option (guests 1..256; --kernel needs --initrd)\n");
+	/* One rule for every count and duration: the scenario's bounds. */
+	if (!cli_bounded_int("fleet", "guests", guests_opt, 1, 64, &guests) ||
+	    !cli_bounded_int("fleet", "duration", duration_opt, 0, 7 * 86400, &duration) ||
+	    !cli_bounded_int("fleet", "vcpus", vcpus_opt, 1, 64, &vcpus) ||
+	    !cli_bounded_int("fleet", "memory", memory_opt, 64, 1 << 20, &memory) ||
+	    !cli_bounded_int("fleet", "interval", interval_opt, HB_MIN_INTERVAL_MS,
+			     HB_MAX_INTERVAL_MS, &interval) ||
+	    !cli_bounded_int("fleet", "timeout", timeout_opt, 100, 3600000, &timeout) ||
+	    !cli_bounded_int("fleet", "parallel", parallel_opt, 1, 64, &parallel) ||
+	    !cli_bounded_seconds("fleet", "selftest-at", selftest_at_opt, 0, 3600, &selftest_at))
+		return EXIT_USAGE;
+	if (!kernel != !initrd) {
+		fprintf(stderr, "pmucanary fleet: --kernel needs --initrd and --initrd needs --kernel\n");
+		return EXIT_USAGE;
+	}
+	/* Before any guest boots: QEMU would boot nothing, or block on a FIFO. */
+	if (kernel && image_kernel_check(kernel, NULL) < 0) {
+		fprintf(stderr, "pmucanary fleet: --kernel %s\n", pc_errmsg());
+		return EXIT_USAGE;
+	}
+	if (initrd && infile_check(initrd, INFILE_KERNEL) < 0) {
+		fprintf(stderr, "pmucanary fleet: --initrd %s\n", pc_errmsg());
 		return EXIT_USAGE;
 	}
 	if (!parse_selftests(selftests, guests, tests))

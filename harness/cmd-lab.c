@@ -95,7 +95,8 @@ int cmd_lab(int argc, char **argv)
 	g_autofree char *scenario_path = NULL, *memory = NULL;
 	g_auto(GStrv) bins = NULL;
 	gboolean tcg = FALSE, verbose_inner = FALSE;
-	gint vcpus = 0;
+	g_autofree char *vcpus_opt = NULL;
+	int vcpus = 0;
 	GOptionEntry entries[] = {
 		{ "kernel", 'k', 0, G_OPTION_ARG_CALLBACK, (void *)on_kernel_opt,
 		  "a kernel under test (repeatable; the first is the base unless --base): a "
@@ -124,8 +125,8 @@ int cmd_lab(int argc, char **argv)
 		{ "memory", 0, 0, G_OPTION_ARG_STRING, &memory,
 		  "memory per lab host (default: 1 GiB + the scenario's guests + 192 MiB each)",
 		  "SIZE" },
-		{ "vcpus", 0, 0, G_OPTION_ARG_INT, &vcpus,
-		  "vCPUs per lab host (default: online CPUs, at least 2)", "N" },
+		{ "vcpus", 0, 0, G_OPTION_ARG_STRING, &vcpus_opt,
+		  "vCPUs per lab host, 1..64 (default: online CPUs, at least 2)", "N" },
 		{ "inner-verbose", 0, 0, G_OPTION_ARG_NONE, &verbose_inner,
 		  "the runs inside log progress details to NAME/inner.log", NULL },
 		{ NULL }
@@ -170,10 +171,8 @@ int cmd_lab(int argc, char **argv)
 		fprintf(stderr, "pmucanary lab: give at least one --kernel (see pmucanary lab --help)\n");
 		goto out;
 	}
-	if (vcpus < 0 || vcpus > 64) {
-		fprintf(stderr, "pmucanary lab: --vcpus %d: 1..64\n", vcpus);
+	if (!cli_bounded_int("lab", "vcpus", vcpus_opt, 1, 64, &vcpus))
 		goto out;
-	}
 	if (memory) {
 		unsigned int mib = 0;
 

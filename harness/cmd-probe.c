@@ -93,7 +93,8 @@ int cmd_probe(int argc, char **argv)
 	g_auto(GStrv) perf_bins = NULL;
 	g_autoptr(GPtrArray) bins = g_ptr_array_new_with_free_func((GDestroyNotify)perfbin_free);
 	gboolean full = FALSE, per_task = FALSE, list_all = FALSE;
-	gint jobs = 0;
+	g_autofree char *jobs_opt = NULL;
+	int jobs = 0;
 	GOptionEntry entries[] = {
 		{ "json", 0, 0, G_OPTION_ARG_FILENAME, &json_path,
 		  "also write the result file (schema pmucanary/1, kind probe) to FILE; "
@@ -121,9 +122,9 @@ int cmd_probe(int argc, char **argv)
 		  "also probe a real perf binary (repeatable): each spec of the sweep is "
 		  "run as `PATH stat -e SPEC -a -- true` under the tracer; its column is "
 		  "named bin:perf-<version>", "PATH" },
-		{ "jobs", 0, 0, G_OPTION_ARG_INT, &jobs,
-		  "traced perf processes at once for --perf-binary (default: online CPUs "
-		  "x 2)", "N" },
+		{ "jobs", 0, 0, G_OPTION_ARG_STRING, &jobs_opt,
+		  "traced perf processes at once for --perf-binary, 1..256 (default: "
+		  "online CPUs x 2)", "N" },
 		{ "list-all", 0, 0, G_OPTION_ARG_NONE, &list_all,
 		  "after the grouped summary, print every non-OK cell, one line each", NULL },
 		{ NULL }
@@ -168,10 +169,8 @@ int cmd_probe(int argc, char **argv)
 			"probe --help)\n", argv[1]);
 		return EXIT_USAGE;
 	}
-	if (jobs < 0) {
-		fprintf(stderr, "pmucanary probe: --jobs %d: must be 1 or more\n", jobs);
+	if (!cli_bounded_int("probe", "jobs", jobs_opt, 1, PERFBIN_MAX_JOBS, &jobs))
 		return EXIT_USAGE;
-	}
 	/* Every binary must say its version before any work is done. */
 	for (char **b = perf_bins; b && *b; b++) {
 		struct perfbin *pb = NULL;
@@ -225,6 +224,11 @@ int cmd_probe(int argc, char **argv)
 				       "host's " PMU_SYSFS_ROOT "; opens went to this host's "
 				       "kernel", sysfs);
 	enumerate_cells(pmus, pairs, set->kernel, set);
+	/* Nothing reaches the kernel: not a clean probe (the rule of run). */
+	if (enumerate_check_testable(set, bins->len, NULL) < 0) {
+		fprintf(stderr, "pmucanary probe: %s\n", pc_errmsg());
+		return EXIT_USAGE;
+	}
 
 	popts.per_task = per_task;
 	popts.pmus = pmus; /* record mode, the zero default */

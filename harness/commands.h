@@ -33,6 +33,17 @@ COMMAND_LIST(COMMAND_DECL)
 #include <stdbool.h>
 bool cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv);
 
+/* Counts and durations on the command line (--jobs, --guests, --vcpus,
+ * --duration, --timeout, ...) share one rule: taken as text
+ * (G_OPTION_ARG_STRING, so that "not given" stays apart from 0), decimal
+ * digits only, in min..max, else "pmucanary CMD: option --NAME: ..." and
+ * false (exit 2). text NULL (not given) leaves *out as it is. */
+bool cli_bounded_int(const char *cmd, const char *name, const char *text, int min, int max,
+		     int *out);
+/* The same for seconds with a fraction (--selftest-at 0.5). */
+bool cli_bounded_seconds(const char *cmd, const char *name, const char *text, double min,
+			 double max, double *out);
+
 /* The scenario run and lab take by default: scenarios/smoke.ini here, or
  * next to the checkout's binary when not run from it. */
 #define DEFAULT_SCENARIO "scenarios/smoke.ini"

@@ -6,6 +6,7 @@
 #include "results.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,52 @@ bool cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv)
 		log_set_level(LOG_INFO);
 	else if (opt_quiet)
 		log_set_level(LOG_ERROR);
+	return true;
+}
+
+bool cli_bounded_int(const char *cmd, const char *name, const char *text, int min, int max,
+		     int *out)
+{
+	gint64 v;
+
+	if (!text)
+		return true;
+	/* g_ascii_string_to_signed takes "+5" and " 5"; a count is digits. */
+	if (!*text || !g_ascii_isdigit(*text) || (text[0] == '0' && text[1]) ||
+	    !g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, &v, NULL)) {
+		fprintf(stderr, "pmucanary %s: option --%s: '%s' is not a decimal number "
+			"(%d..%d)\n", cmd, name, text, min, max);
+		return false;
+	}
+	if (v < min || v > max) {
+		fprintf(stderr, "pmucanary %s: option --%s: %s is out of range (%d..%d)\n", cmd,
+			name, text, min, max);
+		return false;
+	}
+	*out = (int)v;
+	return true;
+}
+
+bool cli_bounded_seconds(const char *cmd, const char *name, const char *text, double min,
+			 double max, double *out)
+{
+	char *end = NULL;
+	double v;
+
+	if (!text)
+		return true;
+	v = g_ascii_strtod(text, &end);
+	if (!g_ascii_isdigit(*text) || !end || *end || !isfinite(v)) {
+		fprintf(stderr, "pmucanary %s: option --%s: '%s' is not a number of seconds "
+			"(%g..%g)\n", cmd, name, text, min, max);
+		return false;
+	}
+	if (v < min || v > max) {
+		fprintf(stderr, "pmucanary %s: option --%s: %s is out of range (%g..%g)\n", cmd,
+			name, text, min, max);
+		return false;
+	}
+	*out = v;
 	return true;
 }
 

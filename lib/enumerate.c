@@ -320,6 +320,22 @@ int enumerate_pairs(const struct pmu_set *pmus, const struct enumerate_opts *opt
 	return 0;
 }
 
+int enumerate_check_testable(const struct result_set *set, unsigned int perf_binaries,
+			     const char *where)
+{
+	const char *why = "the filters select no event";
+
+	if (perf_binaries)
+		return 0;
+	for (guint i = 0; i < set->cells->len; i++) {
+		if (((const struct cell *)set->cells->pdata[i])->has_attr)
+			return 0;
+		why = "every spec was rejected by every profile";
+	}
+	return pc_fail(EINVAL, "%s%snothing to test: %s", where ? where : "", where ? ": " : "",
+		       why);
+}
+
 void enumerate_cells(const struct pmu_set *pmus, GPtrArray *pairs,
 		     const char *kernel, struct result_set *set)
 {

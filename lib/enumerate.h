@@ -75,4 +75,13 @@ void enumerate_pair_free(struct enumerate_pair *pair);
 void enumerate_cells(const struct pmu_set *pmus, GPtrArray *pairs,
 		     const char *kernel, struct result_set *set);
 
+/* A sweep where no cell reaches the kernel tested nothing, and that is not
+ * a clean result: the filters selected no cell, or every profile rejected
+ * every spec. -EINVAL with "WHERE: nothing to test: ..." (WHERE: the
+ * scenario; NULL: no prefix) unless some cell has an attr or real perf
+ * binaries are swept (perf_binaries > 0: traced later, they always reach
+ * the kernel). run and probe share this rule. */
+int enumerate_check_testable(const struct result_set *set, unsigned int perf_binaries,
+			     const char *where);
+
 #endif

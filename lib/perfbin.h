@@ -58,8 +58,13 @@ void perfbin_name_unique(struct perfbin *pb, const struct result_set *set);
 typedef struct perfbin perfbin;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(perfbin, perfbin_free)
 
+/* More traced perf processes at once than this only thrash the machine
+ * (each is a ptrace'd perf plus its tracer's slot). */
+#define PERFBIN_MAX_JOBS 256
+
 struct perfbin_opts {
-	unsigned int jobs;   /* traced perf processes at once; 0: online CPUs x 2 */
+	unsigned int jobs;   /* traced perf processes at once; 0: online CPUs x 2;
+			      * callers keep it at most PERFBIN_MAX_JOBS */
 	unsigned int timeout_s; /* per spec, then the worker is killed; 0: perfbin_timeout_s(0) */
 	void (*progress)(size_t done, size_t total, void *data);
 	void *progress_data;

@@ -127,6 +127,10 @@ expect2 "unreadable sysfs" "$tmp/nosysfs" --sysfs "$tmp/nosysfs"
 expect2 "bad option" "--frobnicate" --frobnicate
 expect2 "missing perf binary" "$tmp/noperf" --perf-binary "$tmp/noperf"
 expect2 "not a perf binary" "/bin/true" --pmu software --perf-binary /bin/true
+# Nothing left to test is not a clean probe (exit 0 said "probed" with 0
+# cells): the rule `run` has. The breakpoint PMU is never swept on its own.
+expect2 "filters select nothing" "nothing to test: the filters select no event" \
+	--sysfs "$top/tests/data/sysfs-enum" --pmu breakpoint
 err=$("$bin" probe --json "$tmp/nodir/x.json" --pmu software 2>&1 >/dev/null); rc=$?
 check "unwritable --json: exit 2" [ "$rc" -eq 2 ]
 check "unwritable --json: names the path" grep -q "$tmp/nodir" <<<"$err"
