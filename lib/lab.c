@@ -210,7 +210,7 @@ int lab_validate(const struct lab_opts *o)
 	if (!o->scenario)
 		return pc_fail(EINVAL, "no scenario given");
 	if ((e = scenario_load(o->scenario, &sc)))
-		return e == -ENOENT || e == -EACCES ? as_bad_input() : e;
+		return pc_errno_bad_path(e) ? as_bad_input() : e;
 	for (size_t i = 0; i < o->kernel_count; i++) {
 		const struct kernel *k = o->kernels[i];
 
@@ -613,6 +613,62 @@ static int write_json(const char *path, json_t *j)
 		return pc_fail(ENOMEM, "%s: cannot encode", path);
 	line = g_strconcat(text, "\n", NULL);
 	return write_text(path, line);
+}
+
+/* The timeouts run.json's "lab" hands to the run inside, with their bounds. */
+static const struct {
+	const char *key;
+	json_int_t min, max;
+} lab_context_timeouts[] = {
+	{ "guest_boot_timeout_ms", 1, 3600000 },
+	{ "guest_heartbeat_timeout_ms", 100, 3600000 },
+};
+
+int lab_context_read(const char *path, json_t **out)
+{
+	g_autofree char *text = NULL;
+	json_error_t jerr;
+	json_t *j, *lim, *v;
+	size_t len, i;
+	int e;
+
+	*out = NULL;
+	if ((e = infile_read(path, INFILE_RESULTS, &text, &len)))
+		return e;
+	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(j)) {
+		e = pc_fail(EINVAL, "%s:%d:%d: %s", path, jerr.line, jerr.column,
+			    j ? "not a JSON object" : jerr.text);
+		json_decref(j);
+		return e;
+	}
+	for (i = 0; i < G_N_ELEMENTS(lab_context_timeouts); i++) {
+		const char *key = lab_context_timeouts[i].key;
+
+		v = json_object_get(j, key);
+		if (!v)
+			continue;
+		if (!json_is_integer(v) || json_integer_value(v) < lab_context_timeouts[i].min ||
+		    json_integer_value(v) > lab_context_timeouts[i].max) {
+			g_autofree char *shown = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+
+			json_decref(j);
+			return pc_fail(EINVAL, "%s: \"%s\": %.40s is not an integer from %lld to %lld "
+				       "(ms)", path, key, shown ? shown : "?",
+				       (long long)lab_context_timeouts[i].min,
+				       (long long)lab_context_timeouts[i].max);
+		}
+	}
+	lim = json_object_get(j, "limitations");
+	json_array_foreach(lim, i, v)
+		if (!json_is_string(v))
+			break;
+	if (lim && (!json_is_array(lim) || i < json_array_size(lim))) {
+		json_decref(j);
+		return pc_fail(EINVAL, "%s: \"limitations\": not an array of strings", path);
+	}
+	*out = j;
+	return 0;
 }
 
 /* What run.json's "lab" says: the layers, the kernel, the outer host. */

@@ -118,6 +118,15 @@ int lab_validate(const struct lab_opts *o);
  * other -errno when the lab could not even be set up. */
 int lab_run(const struct lab_opts *o, struct lab_report *rep);
 
+/* Reads a --lab-context file (what lab_run writes for `pmucanary run`
+ * inside a lab host): a JSON object whose "guest_boot_timeout_ms"
+ * (1..3600000) and "guest_heartbeat_timeout_ms" (100..3600000, the
+ * scenario's bounds), when present, are integers in range and whose
+ * "limitations" is an array of strings. Anything else is -EINVAL with
+ * "PATH: \"FIELD\": ..." (a timeout out of range is never ignored); a path
+ * that cannot be read is infile_read()'s error. */
+int lab_context_read(const char *path, json_t **out);
+
 /* The KVM vendor a lab host gets from this machine: "amd" under TCG (QEMU
  * emulates SVM only), else the CPU's vendor; NULL when unknown. */
 const char *lab_kvm_vendor(bool tcg);
