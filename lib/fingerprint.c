@@ -32,16 +32,23 @@ static json_t *json_string_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-static json_t *int_file(const char *path)
+json_t *fingerprint_number(const char *text, long long min, long long max)
+{
+	gint64 v;
+
+	/* Decimal as the kernel prints it: base 0 read cpuinfo's "010" as
+	 * octal, strtol read "abc" as 0 and saturated what overflowed. */
+	if (!text || !(g_ascii_isdigit(*text) || (*text == '-' && g_ascii_isdigit(text[1]))) ||
+	    !g_ascii_string_to_signed(text, 10, min, max, &v, NULL))
+		return json_null();
+	return json_integer(v);
+}
+
+static json_t *int_file(const char *path, long long min, long long max)
 {
 	g_autofree char *text = file_text(path);
-	char *end;
-	long v;
 
-	if (!text)
-		return json_null();
-	v = strtol(text, &end, 10);
-	return (*text && !*end) ? json_integer(v) : json_string(text);
+	return fingerprint_number(text, min, max);
 }
 
 char *fingerprint_build_id(const unsigned char *notes, size_t len)
@@ -96,15 +103,17 @@ static json_t *kernel_json(void)
 	return k;
 }
 
-static json_t *cpu_json(void)
+json_t *fingerprint_cpu_json(const char *cpuinfo_path)
 {
-	static const struct { const char *key, *name; bool number; } fields[] = {
-		{ "vendor_id", "vendor", false },
-		{ "cpu family", "family", true },
-		{ "model", "model", true },
-		{ "stepping", "stepping", true },
-		{ "microcode", "microcode", false },
-		{ "model name", "model_name", false },
+	/* max 0: a string; else a decimal number up to max (family 0xf plus
+	 * the extended family, model with the extended model, stepping). */
+	static const struct { const char *key, *name; long long max; } fields[] = {
+		{ "vendor_id", "vendor", 0 },
+		{ "cpu family", "family", 0xffff },
+		{ "model", "model", 0xffff },
+		{ "stepping", "stepping", 0xff },
+		{ "microcode", "microcode", 0 },
+		{ "model name", "model_name", 0 },
 	};
 	json_t *cpu = json_object();
 	g_autofree char *text = NULL;
@@ -113,7 +122,7 @@ static json_t *cpu_json(void)
 
 	for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
 		json_object_set_new(cpu, fields[i].name, json_null());
-	if (g_file_get_contents("/proc/cpuinfo", &text, NULL, NULL)) {
+	if (g_file_get_contents(cpuinfo_path, &text, NULL, NULL)) {
 		g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
 
 		/* The first processor block describes the host's CPUs. */
@@ -131,8 +140,8 @@ static json_t *cpu_json(void)
 					continue;
 				val = g_strstrip(g_strdup(colon + 1));
 				json_object_set_new(cpu, fields[i].name,
-						    fields[i].number ?
-						    json_integer(strtol(val, NULL, 0)) :
+						    fields[i].max ?
+						    fingerprint_number(val, 0, fields[i].max) :
 						    json_string(val));
 			}
 		}
@@ -328,12 +337,14 @@ int fingerprint_collect(const struct pmu_set *pmus, json_t **out)
 	}
 	fp = json_object();
 	json_object_set_new(fp, "kernel", kernel_json());
-	json_object_set_new(fp, "cpu", cpu_json());
+	json_object_set_new(fp, "cpu", fingerprint_cpu_json("/proc/cpuinfo"));
 	json_object_set_new(fp, "pmus", pmus_json(pmus, &hw));
 	json_object_set_new(fp, "hw_pmu", json_boolean(hw));
+	/* proc_dointvec: any int; null when the file says something else */
 	json_object_set_new(fp, "perf_event_paranoid",
-			    int_file("/proc/sys/kernel/perf_event_paranoid"));
-	json_object_set_new(fp, "nmi_watchdog", int_file("/proc/sys/kernel/nmi_watchdog"));
+			    int_file("/proc/sys/kernel/perf_event_paranoid", G_MININT, G_MAXINT));
+	json_object_set_new(fp, "nmi_watchdog",
+			    int_file("/proc/sys/kernel/nmi_watchdog", G_MININT, G_MAXINT));
 	json_object_set_new(fp, "kvm", kvm_params_json());
 	{
 		g_autofree char *reason = NULL;

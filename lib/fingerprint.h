@@ -38,6 +38,14 @@ const char *fingerprint_accel_detect(const char *dev_kvm, const char *module_roo
 /* fingerprint_accel_detect("/dev/kvm", "/sys/module", NULL). */
 const char *fingerprint_accel(void);
 
+/* A number the kernel wrote (a /proc or /sys file, trimmed; a cpuinfo
+ * field): a JSON integer when text is decimal (an optional '-') within
+ * min..max, else null, "unknown": never a wrong number. */
+json_t *fingerprint_number(const char *text, long long min, long long max);
+/* The "cpu" object from a cpuinfo file (/proc/cpuinfo; tests give their
+ * own): vendor, family, model, stepping, microcode, model_name, online. */
+json_t *fingerprint_cpu_json(const char *cpuinfo_path);
+
 /* The build id from an ELF note blob (/sys/kernel/notes); NULL if none. */
 char *fingerprint_build_id(const unsigned char *notes, size_t len);
 

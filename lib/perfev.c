@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <glib.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -46,38 +47,63 @@ uint64_t perfev_open_calls(void)
 	return atomic_load_explicit(&open_calls, memory_order_relaxed);
 }
 
-/* Parses the kernel's cpu list format: "0-3,5,7-8". */
+/* One CPU number of a list: decimal digits only (strtol took " 3", "+3"
+ * and "-0"), below PERFEV_MAX_CPUS. */
+static bool cpu_number(const char **p, long *out)
+{
+	long v = 0;
+
+	if (!g_ascii_isdigit(**p))
+		return false;
+	for (; g_ascii_isdigit(**p); (*p)++) {
+		v = v * 10 + (**p - '0');
+		if (v >= PERFEV_MAX_CPUS)
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* The kernel's cpu list format: "0-3,5,7-8", ascending. A range such as
+ * "0-4294967295" once made four billion entries. */
 static int cpulist_parse(const char *text, GArray *cpus)
 {
 	const char *p = text;
+	long prev = -1;
 
 	while (*p && *p != '\n') {
-		char *end;
 		long lo, hi;
 
-		errno = 0;
-		lo = strtol(p, &end, 10);
-		if (end == p || errno || lo < 0)
+		if (!cpu_number(&p, &lo) || lo <= prev)
 			return -EINVAL;
 		hi = lo;
-		p = end;
 		if (*p == '-') {
 			p++;
-			hi = strtol(p, &end, 10);
-			if (end == p || errno || hi < lo)
+			if (!cpu_number(&p, &hi) || hi < lo)
 				return -EINVAL;
-			p = end;
 		}
 		for (long c = lo; c <= hi; c++) {
 			int v = (int)c;
 			g_array_append_val(cpus, v);
 		}
-		if (*p == ',')
+		prev = hi;
+		if (*p == ',' && p[1] && p[1] != '\n')
 			p++;
 		else if (*p && *p != '\n')
 			return -EINVAL;
 	}
-	return cpus->len ? 0 : -EINVAL;
+	return cpus->len && (!*p || !p[1]) ? 0 : -EINVAL;
+}
+
+int perfev_cpulist_parse(const char *text, int **cpus, int *count)
+{
+	g_autoptr(GArray) arr = g_array_new(FALSE, FALSE, sizeof(int));
+
+	if (cpulist_parse(text, arr) < 0)
+		return -EINVAL;
+	*count = (int)arr->len;
+	*cpus = (int *)(void *)g_array_free(g_steal_pointer(&arr), FALSE);
+	return 0;
 }
 
 int perfev_online_cpus(int **cpus, int *count)

@@ -117,6 +117,59 @@ static void test_fixture_pmus(void **state)
 }
 
 /* A fake /sys/module: /dev/null stands for a /dev/kvm that opens. */
+/* Numbers from /proc and /sys are decimal and bounded, else null
+ * ("unknown"): never a wrong number. */
+static void test_kernel_numbers(void **state)
+{
+	static const struct { const char *text; long long min, max, want; } good[] = {
+		{ "2", G_MININT, G_MAXINT, 2 }, { "-1", G_MININT, G_MAXINT, -1 },
+		{ "010", 0, 0xffff, 10 }, { "2147483647", G_MININT, G_MAXINT, 2147483647 },
+	};
+	static const char *const bad[] = {
+		"", "abc", "2x", " 2", "+2", "0x10", "2147483648", "99999999999999999999", "1.5",
+		"-", "--1",
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
+		json_t *v = fingerprint_number(good[i].text, good[i].min, good[i].max);
+
+		assert_true(json_is_integer(v));
+		assert_int_equal(json_integer_value(v), good[i].want);
+		json_decref(v);
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		json_t *v = fingerprint_number(bad[i], G_MININT, G_MAXINT);
+
+		if (!json_is_null(v))
+			fail_msg("\"%s\" read as a number", bad[i]);
+	}
+	assert_true(json_is_null(fingerprint_number(NULL, 0, 1)));
+	assert_true(json_is_null(fingerprint_number("256", 0, 255)));
+}
+
+/* A cpuinfo of our own: family "010" is ten (base 0 read eight), a
+ * model that is not a number is unknown (strtol read 0). */
+static void test_cpuinfo(void **state)
+{
+	g_autofree char *dir = g_dir_make_tmp("pmucanary-cpuinfo-XXXXXX", NULL);
+	g_autofree char *path = g_build_filename(dir, "cpuinfo", NULL);
+	json_t *cpu;
+
+	assert_true(g_file_set_contents(path,
+		"processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 010\n"
+		"model\t\t: garbage\nstepping\t: 99999999999999999999\nmicrocode\t: 0x42\n\n"
+		"processor\t: 1\ncpu family\t: 6\n", -1, NULL));
+	cpu = fingerprint_cpu_json(path);
+	assert_string_equal(json_string_value(json_object_get(cpu, "vendor")), "GenuineIntel");
+	assert_int_equal(json_integer_value(json_object_get(cpu, "family")), 10);
+	assert_true(json_is_null(json_object_get(cpu, "model")));
+	assert_true(json_is_null(json_object_get(cpu, "stepping")));
+	assert_string_equal(json_string_value(json_object_get(cpu, "microcode")), "0x42");
+	json_decref(cpu);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_accel_detect(void **state)
 {
 	g_autofree char *root = g_dir_make_tmp("pmucanary-mod-XXXXXX", NULL);
@@ -177,6 +230,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_host),
 		cmocka_unit_test(test_fixture_pmus),
+		cmocka_unit_test(test_kernel_numbers),
+		cmocka_unit_test(test_cpuinfo),
 		cmocka_unit_test(test_accel_detect),
 		cmocka_unit_test(test_pmu_is_hw),
 		cmocka_unit_test(test_build_id),

@@ -78,6 +78,35 @@ static void test_online_cpus(void **state)
 		assert_true(cpus[i] > cpus[i - 1]);
 }
 
+/* The list is the kernel's, parsed strictly: a bad one is an error, never
+ * a wrong set of CPUs (a huge range once grew memory without bound). */
+static void test_cpulist(void **state)
+{
+	static const struct { const char *text; int count, last; } good[] = {
+		{ "0\n", 1, 0 }, { "0-3\n", 4, 3 }, { "0-3,5,7-8", 7, 8 }, { "65535", 1, 65535 },
+	};
+	static const char *const bad[] = {
+		"", "\n", " 0", "+1", "-1", "0-", "0,,1", "0,", "3-1", "1,0", "0-3,2",
+		"0-4294967295", "65536", "99999999999999999999", "0x1", "0\n\n", "0 1", "1-2a",
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
+		g_autofree int *cpus = NULL;
+		int count = 0;
+
+		assert_int_equal(perfev_cpulist_parse(good[i].text, &cpus, &count), 0);
+		assert_int_equal(count, good[i].count);
+		assert_int_equal(cpus[count - 1], good[i].last);
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		int *cpus = NULL, count = -1;
+
+		if (perfev_cpulist_parse(bad[i], &cpus, &count) != -EINVAL)
+			fail_msg("cpu list \"%s\" was accepted (%d CPUs)", bad[i], count);
+		assert_null(cpus);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -85,6 +114,7 @@ int main(void)
 		cmocka_unit_test(test_larger_size_reads_zeros),
 		cmocka_unit_test(test_error_is_negative_errno),
 		cmocka_unit_test(test_online_cpus),
+		cmocka_unit_test(test_cpulist),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
