@@ -3,7 +3,9 @@
 #include "commands.h"
 #include "errata.h"
 #include "log.h"
+#include "matrix.h"
 #include "report.h"
+#include "textesc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +15,21 @@ int cmd_matrix(int argc, char **argv)
 {
 	g_autofree char *html = NULL, *junit = NULL, *kcidb = NULL, *errata_path = NULL;
 	g_autofree char *baseline = NULL, *origin = NULL, *color = NULL;
+	g_autofree char *f_event = NULL, *f_profile = NULL, *f_kernel = NULL, *f_outcome = NULL;
+	gboolean all = FALSE;
 	GOptionEntry entries[] = {
+		{ "all", 0, 0, G_OPTION_ARG_NONE, &all,
+		  "print every cell (one column per spec) instead of the grouped view", NULL },
+		{ "event", 0, 0, G_OPTION_ARG_STRING, &f_event,
+		  "show only cells whose event or spec matches GLOB (cycles, 'cpu-*', cycles:pp)",
+		  "GLOB" },
+		{ "profile", 0, 0, G_OPTION_ARG_STRING, &f_profile,
+		  "show only cells of profiles matching GLOB", "GLOB" },
+		{ "kernel", 0, 0, G_OPTION_ARG_STRING, &f_kernel,
+		  "show only cells of kernels matching GLOB", "GLOB" },
+		{ "outcome", 0, 0, G_OPTION_ARG_STRING, &f_outcome,
+		  "show only cells whose outcome matches GLOB (EOPNOTSUPP, 'GUEST_*', REJECTED) "
+		  "or class (ok, errno, harm, infra)", "GLOB" },
 		{ "html", 0, 0, G_OPTION_ARG_FILENAME, &html,
 		  "write a self-contained HTML heatmap to FILE", "FILE" },
 		{ "junit", 0, 0, G_OPTION_ARG_FILENAME, &junit,
@@ -36,13 +52,21 @@ int cmd_matrix(int argc, char **argv)
 	g_autoptr(errata_set) errata = NULL;
 	g_autoptr(result_set) base = NULL;
 	g_autoptr(GString) text = g_string_new(NULL);
+	g_autoptr(matrix) shown = NULL;
+	GPtrArray *views = NULL;
+	struct matrix_filter filter = { 0 };
 	struct report_options opts = { 0 };
 	struct report_summary sum;
 
 	g_option_context_set_summary(ctx,
 		"Merges result files (run.json / probe.json) from many kernels, hosts and\n"
-		"CPU steppings: rows kernel x profile grouped by CPU signature, columns\n"
-		"specs. Exit: 0 no harm, 1 harm that no known erratum explains (or, with\n"
+		"CPU steppings: rows kernel x profile grouped by CPU signature. The default\n"
+		"view shows first what differs between kernels (by name), every harm,\n"
+		"known erratum and INFRA, then a grid of the column groups (event x modifier\n"
+		"class) whose rows differ, then the groups where every row agrees as counts.\n"
+		"--all prints every cell. Filters take a shell glob or an exact name; they\n"
+		"narrow what is printed, not the exit code, the HTML, JUnit or KCIDB files.\n"
+		"Exit: 0 no harm, 1 harm that no known erratum explains (or, with\n"
 		"--baseline, a regression), 2 bad input or an output that could not be\n"
 		"written, 125 every cell is INFRA.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
@@ -56,6 +80,20 @@ int cmd_matrix(int argc, char **argv)
 	if (color && strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never")) {
 		fprintf(stderr, "pmucanary matrix: --color is auto, always or never, not '%s'\n",
 			color);
+		return EXIT_USAGE;
+	}
+	filter = (struct matrix_filter){ f_event, f_profile, f_kernel, f_outcome };
+	for (int i = 0; i < 4; i++) {
+		const char *v = i == 0 ? f_event : i == 1 ? f_profile : i == 2 ? f_kernel : f_outcome;
+
+		if (v && !*v) {
+			fprintf(stderr, "pmucanary matrix: --%s needs a name or a glob, not ''\n",
+				i == 0 ? "event" : i == 1 ? "profile" : i == 2 ? "kernel" : "outcome");
+			return EXIT_USAGE;
+		}
+	}
+	if (matrix_filter_check(&filter) < 0) {
+		fprintf(stderr, "pmucanary matrix: %s\n", pc_errmsg());
 		return EXIT_USAGE;
 	}
 	if (errata_path && errata_load(errata_path, &errata) < 0) {
@@ -102,9 +140,42 @@ int cmd_matrix(int argc, char **argv)
 		}
 		pc_info("wrote %s report %s", report_format_name(files[i].fmt), files[i].path);
 	}
-	if (report_render(REPORT_TEXT, (const struct result_set *const *)sets->pdata, sets->len,
-			  &opts, text) < 0 ||
-	    report_summarize((const struct result_set *const *)sets->pdata, sets->len, &opts,
+	/* The terminal view: filtered, grouped or every cell. The files above
+	 * and the exit code below always hold every cell. */
+	if (matrix_filter_sets((const struct result_set *const *)sets->pdata, sets->len, &filter,
+			       &views) < 0) {
+		fprintf(stderr, "pmucanary matrix: %s\n", pc_errmsg());
+		return EXIT_USAGE;
+	}
+	if (matrix_build((const struct result_set *const *)views->pdata, opts.names, views->len,
+			 errata, &shown) < 0) {
+		g_autofree char *msg = text_escape(pc_errmsg());
+
+		matrix_views_free(views);
+		fprintf(stderr, "pmucanary matrix: %s\n", msg);
+		return EXIT_USAGE;
+	}
+	if (all)
+		matrix_format_text_all(shown, opts.color, opts.width, text);
+	else
+		matrix_format_text(shown, opts.color, opts.width, text);
+	if (base) {
+		/* The regression list is report.c's text writer's; take that part. */
+		g_autoptr(GString) rep = g_string_new(NULL);
+		const char *tail;
+
+		if (report_render(REPORT_TEXT, (const struct result_set *const *)views->pdata,
+				  views->len, &opts, rep) < 0) {
+			matrix_views_free(views);
+			fprintf(stderr, "pmucanary matrix: %s\n", pc_errmsg());
+			return EXIT_USAGE;
+		}
+		tail = strstr(rep->str, "\nregressions against the baseline ");
+		if (tail)
+			text_escape_append(text, tail, TEXT_KEEP_NEWLINE);
+	}
+	matrix_views_free(views);
+	if (report_summarize((const struct result_set *const *)sets->pdata, sets->len, &opts,
 			     &sum) < 0) {
 		fprintf(stderr, "pmucanary matrix: %s\n", pc_errmsg());
 		return EXIT_USAGE;

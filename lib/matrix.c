@@ -3,8 +3,10 @@
 
 #include "attr.h"
 #include "log.h"
+#include "textesc.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <string.h>
 
 /* The text codes: one per outcome, and the variant for a harm that a known
@@ -54,11 +56,26 @@ const char *matrix_outcome_abbrev(enum outcome o)
 	return abbrevs[o].code ? abbrevs[o].code : outcome_name(o);
 }
 
+bool matrix_cell_rejected(const struct cell *c)
+{
+	/* By name: the enum has no REJECTED before schema pmucanary/2. */
+	static enum outcome rejected = OUTCOME_COUNT + 1;
+
+	if (rejected == OUTCOME_COUNT + 1)
+		rejected = outcome_from_name("REJECTED");
+	return (c->error && !c->has_attr) || (rejected < OUTCOME_COUNT && c->outcome == rejected);
+}
+
+unsigned int matrix_cell_code(const struct matrix_cell *mc)
+{
+	return matrix_cell_rejected(mc->cell) ? MATRIX_CODE_REJECTED : (unsigned int)mc->cell->outcome;
+}
+
 const char *matrix_cell_abbrev(const struct matrix_cell *mc)
 {
 	if (!mc)
 		return CODE_ABSENT;
-	if (!mc->cell->has_attr && mc->cell->error)
+	if (matrix_cell_rejected(mc->cell))
 		return CODE_REJECTED;
 	if (mc->erratum && abbrevs[mc->cell->outcome].known)
 		return abbrevs[mc->cell->outcome].known;
@@ -113,6 +130,9 @@ static int outcome_severity(enum outcome o)
 	case OUTCOME_CLASS_HARM: return 3;
 	case OUTCOME_CLASS_ERRNO: return 2;
 	case OUTCOME_CLASS_OK: return 1;
+	case OUTCOME_CLASS_INFRA: return 0;
+	/* Not even tried: any input that reached the kernel says more. */
+	case OUTCOME_CLASS_REJECTED: return -1;
 	default: return 0;
 	}
 }
@@ -157,6 +177,40 @@ static int row_compare(const void *pa, const void *pb, void *data)
 	return a->profile_order < b->profile_order ? -1 : a->profile_order > b->profile_order;
 }
 
+/* Where each cell of one input goes. */
+struct cell_place {
+	struct matrix_row *row;
+	guint32 col;
+};
+
+/* Cells of one file come in runs of one kernel and profile: remember the
+ * last row so the (group, kernel, profile) key is built once per run, not
+ * once per cell. */
+struct row_finder {
+	GHashTable *idx;            /* "group\x1fkernel\x1fprofile" -> row */
+	const char *kernel, *profile;
+	size_t group;
+	struct matrix_row *last;
+};
+
+static struct matrix_row *row_find(struct row_finder *f, size_t group, const char *kernel,
+				   const char *profile)
+{
+	g_autofree char *key = NULL;
+
+	if (f->last && f->group == group && !strcmp(f->kernel, kernel) &&
+	    !strcmp(f->profile, profile))
+		return f->last;
+	key = g_strdup_printf("%zu\x1f%s\x1f%s", group, kernel, profile);
+	f->last = g_hash_table_lookup(f->idx, key);
+	if (f->last) {
+		f->group = group;
+		f->kernel = f->last->kernel;
+		f->profile = f->last->profile;
+	}
+	return f->last;
+}
+
 int matrix_build(const struct result_set *const *sets, const char *const *names,
 		 size_t n, const struct errata *errata, struct matrix **out)
 {
@@ -168,6 +222,8 @@ int matrix_build(const struct result_set *const *sets, const char *const *names,
 							      g_free, NULL);
 	g_autoptr(GPtrArray) profiles = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) builds = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) places = g_ptr_array_new_with_free_func(g_free);
+	struct row_finder finder = { .idx = row_idx };
 
 	*out = NULL;
 	if (!n)
@@ -177,9 +233,10 @@ int matrix_build(const struct result_set *const *sets, const char *const *names,
 	m->columns = g_ptr_array_new_with_free_func(g_free);
 	m->rows = g_ptr_array_new_with_free_func(row_free);
 
-	/* Pass 1: sources, groups, columns, rows. */
+	/* Pass 1: sources, groups, columns, rows; where each cell goes. */
 	for (size_t i = 0; i < n; i++) {
 		struct matrix_source *s = g_new0(struct matrix_source, 1);
+		struct cell_place *place = g_new0(struct cell_place, sets[i]->cells->len + 1);
 		size_t group;
 
 		s->set = sets[i];
@@ -187,6 +244,7 @@ int matrix_build(const struct result_set *const *sets, const char *const *names,
 		cpu_sig_from_host(sets[i]->host, &s->cpu);
 		s->cpu_label = cpu_sig_to_string(&s->cpu);
 		g_ptr_array_add(m->sources, s);
+		g_ptr_array_add(places, place);
 		group = index_of(m->groups, group_idx, s->cpu_label);
 		/* index_of keys the table with the caller's string: re-key with ours. */
 		g_hash_table_insert(group_idx, m->groups->pdata[group], GSIZE_TO_POINTER(group));
@@ -195,54 +253,71 @@ int matrix_build(const struct result_set *const *sets, const char *const *names,
 			const struct cell *cell = sets[i]->cells->pdata[c];
 			const char *kernel = cell_kernel(sets[i], cell);
 			size_t col = index_of(m->columns, col_idx, cell->spec);
-			size_t prof = index_of(profiles, profile_idx, cell->profile);
-			char *key;
+			struct matrix_row *row;
 
 			g_hash_table_insert(col_idx, m->columns->pdata[col], GSIZE_TO_POINTER(col));
-			g_hash_table_insert(profile_idx, profiles->pdata[prof], GSIZE_TO_POINTER(prof));
-			key = g_strdup_printf("%zu\x1f%s\x1f%s", group, kernel, cell->profile);
-			if (!g_hash_table_contains(row_idx, key)) {
+			row = row_find(&finder, group, kernel, cell->profile);
+			if (!row) {
 				struct row_build *rb = g_new0(struct row_build, 1);
+				size_t prof = index_of(profiles, profile_idx, cell->profile);
 
-				rb->row = g_new0(struct matrix_row, 1);
-				rb->row->group = group;
-				rb->row->kernel = g_strdup(kernel);
-				rb->row->profile = g_strdup(cell->profile);
+				g_hash_table_insert(profile_idx, profiles->pdata[prof],
+						    GSIZE_TO_POINTER(prof));
+				rb->row = row = g_new0(struct matrix_row, 1);
+				row->group = group;
+				row->kernel = g_strdup(kernel);
+				row->profile = g_strdup(cell->profile);
 				rb->profile_order = prof;
 				g_ptr_array_add(builds, rb);
-				g_hash_table_insert(row_idx, key, rb->row);
-			} else {
-				g_free(key);
+				g_hash_table_insert(row_idx,
+						    g_strdup_printf("%zu\x1f%s\x1f%s", group, kernel,
+								    cell->profile),
+						    row);
 			}
+			place[c].row = row;
+			place[c].col = (guint32)col;
 		}
 	}
 
-	/* Pass 2: fill the cells, merging duplicates. */
+	/* Pass 2: fill the cells, merging duplicates across inputs. */
 	for (guint r = 0; r < builds->len; r++) {
 		struct row_build *rb = builds->pdata[r];
 
 		rb->row->cells = g_new0(struct matrix_cell *, m->columns->len + 1);
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct matrix_source *s = m->sources->pdata[i];
-		size_t group = GPOINTER_TO_SIZE(g_hash_table_lookup(group_idx, s->cpu_label));
+		const struct cell_place *place = places->pdata[i];
 
 		for (guint c = 0; c < sets[i]->cells->len; c++) {
 			const struct cell *cell = sets[i]->cells->pdata[c];
-			g_autofree char *key = g_strdup_printf("%zu\x1f%s\x1f%s", group,
-							       cell_kernel(sets[i], cell),
-							       cell->profile);
-			struct matrix_row *row = g_hash_table_lookup(row_idx, key);
-			size_t col = GPOINTER_TO_SIZE(g_hash_table_lookup(col_idx, cell->spec));
-			struct matrix_cell *mc = row->cells[col];
+			struct matrix_row *row = place[c].row;
+			struct matrix_cell *mc = row->cells[place[c].col];
 
 			if (!mc) {
-				mc = row->cells[col] = g_new0(struct matrix_cell, 1);
+				mc = row->cells[place[c].col] = g_new0(struct matrix_cell, 1);
 				mc->cell = cell;
 				mc->source = i;
+				mc->last_source = i;
 				mc->inputs = 1;
 				continue;
 			}
+			if (mc->last_source == i) {
+				/* As diff: one file saying two things of one cell is
+				 * broken, not a second opinion to merge. */
+				g_autofree char *name = text_escape(((struct matrix_source *)
+								     m->sources->pdata[i])->name);
+				g_autofree char *k = text_escape(row->kernel);
+				g_autofree char *p = text_escape(cell->profile);
+				g_autofree char *sp = text_escape(cell->spec);
+
+				/* the rows own their cells from here: keep matrix_free sound */
+				for (guint r = 0; r < builds->len; r++)
+					g_ptr_array_add(m->rows,
+							((struct row_build *)builds->pdata[r])->row);
+				return pc_fail(EINVAL, "%s: cell %u: (%s, %s, %s) appears twice", name,
+					       c, k, p, sp);
+			}
+			mc->last_source = i;
 			mc->inputs++;
 			if (mc->cell->outcome != cell->outcome)
 				mc->disagree = true;
@@ -265,7 +340,8 @@ int matrix_build(const struct result_set *const *sets, const char *const *names,
 			if (!mc)
 				continue;
 			s = m->sources->pdata[mc->source];
-			mc->erratum = errata_match(errata, &s->cpu, row->kernel, mc->cell);
+			mc->erratum = errata ? errata_match(errata, &s->cpu, row->kernel, mc->cell) :
+					       NULL;
 			m->count[mc->cell->outcome]++;
 			if (mc->erratum)
 				m->known_errata++;
@@ -297,19 +373,315 @@ bool matrix_cpus_differ(const struct matrix *m)
 	return m->groups->len > 1;
 }
 
-/* Console excerpts carry raw bytes: keep line breaks and tabs, show other
- * control characters (ESC above all) as \xNN so no report can drive a
- * terminal. */
+/* ---- modifier classes ---- */
+
+#define MODCLASS_INFO(id, name, what) [MATRIX_MODCLASS_##id] = { name, what },
+static const struct {
+	const char *name, *what;
+} modclasses[MATRIX_MODCLASS_COUNT] = {
+	MATRIX_MODCLASS_TABLE(MODCLASS_INFO)
+};
+#undef MODCLASS_INFO
+
+const char *matrix_modclass_name(enum matrix_modclass c)
+{
+	return c < MATRIX_MODCLASS_COUNT ? modclasses[c].name : "?";
+}
+
+const char *matrix_modclass_what(enum matrix_modclass c)
+{
+	return c < MATRIX_MODCLASS_COUNT ? modclasses[c].what : "?";
+}
+
+/* The class of a set of attr fields: a flag wins (it is what the spec is
+ * about), then precise (with or without G/H), then G/H, then u/k/h. */
+static enum matrix_modclass modclass_of(bool priv, bool virt, bool precise,
+					enum matrix_modclass flag)
+{
+	if (flag != MATRIX_MODCLASS_NONE)
+		return flag;
+	if (precise)
+		return virt ? MATRIX_MODCLASS_PRECISE_VIRT : MATRIX_MODCLASS_PRECISE;
+	if (virt)
+		return MATRIX_MODCLASS_VIRT;
+	return priv ? MATRIX_MODCLASS_PRIV : MATRIX_MODCLASS_NONE;
+}
+
+static enum matrix_modclass raw_modclass(const char *terms)
+{
+	g_auto(GStrv) parts = g_strsplit(terms, ",", -1);
+	bool priv = false, virt = false, precise = false;
+	enum matrix_modclass flag = MATRIX_MODCLASS_NONE;
+
+	for (char **t = parts; *t; t++) {
+		if (!strcmp(*t, "exclude_user") || !strcmp(*t, "exclude_kernel") ||
+		    !strcmp(*t, "exclude_hv"))
+			priv = true;
+		else if (!strcmp(*t, "exclude_host") || !strcmp(*t, "exclude_guest"))
+			virt = true;
+		else if (g_str_has_prefix(*t, "precise_ip="))
+			precise = strcmp(*t, "precise_ip=0") != 0;
+		else if (!strcmp(*t, "exclude_idle"))
+			flag = flag == MATRIX_MODCLASS_NONE ? MATRIX_MODCLASS_I : flag;
+		else if (**t)
+			flag = MATRIX_MODCLASS_OTHER;
+	}
+	return modclass_of(priv, virt, precise, flag);
+}
+
+enum matrix_modclass matrix_spec_modclass(const char *spec)
+{
+	g_autofree char *event = results_spec_event(spec ? spec : "");
+	const char *mods = spec + strlen(event);
+	bool priv = false, virt = false, precise = false;
+	enum matrix_modclass flag = MATRIX_MODCLASS_NONE;
+
+	if (*mods == '[') {
+		g_autofree char *terms = g_strndup(mods + 1, strlen(mods + 1) - 1);
+
+		return raw_modclass(terms);
+	}
+	if (*mods == ':')
+		mods++;
+	for (const char *p = mods; *p; p++) {
+		enum matrix_modclass f = MATRIX_MODCLASS_NONE;
+
+		switch (*p) {
+		case 'u': case 'k': case 'h': priv = true; break;
+		case 'G': case 'H': virt = true; break;
+		case 'p': case 'P': precise = true; break;
+		case 'S': f = MATRIX_MODCLASS_S; break;
+		case 'I': f = MATRIX_MODCLASS_I; break;
+		case 'D': f = MATRIX_MODCLASS_D; break;
+		case 'W': f = MATRIX_MODCLASS_W; break;
+		case 'e': f = MATRIX_MODCLASS_E; break;
+		case 'b': f = MATRIX_MODCLASS_B; break;
+		case 'R': f = MATRIX_MODCLASS_R; break;
+		case 'X': f = MATRIX_MODCLASS_X; break;
+		default: f = MATRIX_MODCLASS_OTHER; break;
+		}
+		/* The first flag names the class; an unknown letter beats all. */
+		if (f == MATRIX_MODCLASS_OTHER || (f != MATRIX_MODCLASS_NONE &&
+						   flag == MATRIX_MODCLASS_NONE))
+			flag = f;
+	}
+	return modclass_of(priv, virt, precise, flag);
+}
+
+/* ---- the grouped view: tiles of row x event x modifier class ---- */
+
+void matrix_groups_free(struct matrix_groups *g)
+{
+	if (!g)
+		return;
+	if (g->events)
+		g_ptr_array_unref(g->events);
+	g_free(g->col_event);
+	g_free(g->col_class);
+	g_free(g->tiles);
+	g_free(g);
+}
+
+static size_t tile_index(const struct matrix_groups *g, size_t row, size_t event, size_t cls)
+{
+	return (row * g->events->len + event) * MATRIX_MODCLASS_COUNT + cls;
+}
+
+const struct matrix_tile *matrix_groups_tile(const struct matrix_groups *g, size_t row,
+					     size_t event, enum matrix_modclass cls)
+{
+	if (row >= g->rows || event >= g->events->len || cls >= MATRIX_MODCLASS_COUNT)
+		return NULL;
+	return &g->tiles[tile_index(g, row, event, cls)];
+}
+
+int matrix_groups_build(const struct matrix *m, struct matrix_groups **out)
+{
+	g_autoptr(matrix_groups) g = g_new0(struct matrix_groups, 1);
+	g_autoptr(GHashTable) idx = g_hash_table_new(g_str_hash, g_str_equal);
+	size_t ncols = m->columns->len;
+
+	*out = NULL;
+	g->events = g_ptr_array_new_with_free_func(g_free);
+	g->col_event = g_new0(unsigned int, ncols + 1);
+	g->col_class = g_new0(unsigned char, ncols + 1);
+	g->rows = m->rows->len;
+	/* Classify each spec once, not once per row. */
+	for (size_t c = 0; c < ncols; c++) {
+		const char *spec = m->columns->pdata[c];
+		g_autofree char *event = results_spec_event(spec);
+		gpointer v;
+
+		if (!g_hash_table_lookup_extended(idx, event, NULL, &v)) {
+			v = GSIZE_TO_POINTER(g->events->len);
+			g_ptr_array_add(g->events, g_steal_pointer(&event));
+			g_hash_table_insert(idx, g->events->pdata[g->events->len - 1], v);
+		}
+		g->col_event[c] = GPOINTER_TO_UINT(v);
+		g->col_class[c] = (unsigned char)matrix_spec_modclass(spec);
+	}
+	g->tiles = g_new0(struct matrix_tile, g->rows * g->events->len * MATRIX_MODCLASS_COUNT + 1);
+	for (size_t r = 0; r < g->rows; r++) {
+		const struct matrix_row *row = m->rows->pdata[r];
+
+		for (size_t c = 0; c < ncols; c++) {
+			const struct matrix_cell *mc = row->cells[c];
+			struct matrix_tile *t;
+			unsigned int code;
+
+			if (!mc)
+				continue;
+			t = &g->tiles[tile_index(g, r, g->col_event[c], g->col_class[c])];
+			code = matrix_cell_code(mc);
+			t->codes |= G_GUINT64_CONSTANT(1) << code;
+			if (mc->erratum)
+				t->known |= G_GUINT64_CONSTANT(1) << code;
+			t->cells++;
+		}
+	}
+	*out = g_steal_pointer(&g);
+	return 0;
+}
+
+/* ---- filters ---- */
+
+static bool glob_match(const char *pattern, const char *s)
+{
+	return !pattern || fnmatch(pattern, s ? s : "", 0) == 0;
+}
+
+static bool outcome_pattern_matches(const char *pattern, unsigned int code)
+{
+	const char *name = code == MATRIX_CODE_REJECTED ? "REJECTED" : outcome_name(code);
+
+	if (!pattern)
+		return true;
+	if (glob_match(pattern, name))
+		return true;
+	if (code == MATRIX_CODE_REJECTED)
+		return !g_ascii_strcasecmp(pattern, "rejected");
+	return !g_ascii_strcasecmp(pattern, outcome_class_name(outcome_class(code)));
+}
+
+int matrix_filter_check(const struct matrix_filter *f)
+{
+	if (!f || !f->outcome)
+		return 0;
+	for (unsigned int code = 0; code < MATRIX_CODE_COUNT; code++)
+		if (outcome_pattern_matches(f->outcome, code))
+			return 0;
+	{
+		g_autofree char *e = text_escape(f->outcome);
+
+		return pc_fail(EINVAL, "--outcome '%s' names no outcome (an outcome name such as "
+			       "OK, EOPNOTSUPP or GUEST_CRASH, REJECTED, a glob, or a class: ok, "
+			       "errno, harm, infra)", e);
+	}
+}
+
+bool matrix_filter_match(const struct matrix_filter *f, const char *kernel, const struct cell *c)
+{
+	if (!f)
+		return true;
+	if (!glob_match(f->profile, c->profile) || !glob_match(f->kernel, kernel))
+		return false;
+	if (f->outcome) {
+		unsigned int code = matrix_cell_rejected(c) ? MATRIX_CODE_REJECTED :
+							      (unsigned int)c->outcome;
+
+		if (!outcome_pattern_matches(f->outcome, code))
+			return false;
+	}
+	if (f->event && !glob_match(f->event, c->spec)) {
+		g_autofree char *event = results_spec_event(c->spec);
+
+		return glob_match(f->event, event);
+	}
+	return true;
+}
+
+void matrix_views_free(GPtrArray *views)
+{
+	if (!views)
+		return;
+	for (guint i = 0; i < views->len; i++) {
+		struct result_set *v = views->pdata[i];
+
+		g_ptr_array_unref(v->cells);
+		g_free(v);
+	}
+	g_ptr_array_unref(views);
+}
+
+int matrix_filter_sets(const struct result_set *const *sets, size_t n,
+		       const struct matrix_filter *f, GPtrArray **views)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new();
+	/* Which option matched something on its own: a pattern that matches
+	 * nothing is a typo, not an empty view. */
+	bool seen[4] = { !f || !f->event, !f || !f->profile, !f || !f->kernel,
+			 !f || !f->outcome };
+	static const char *const opt[4] = { "--event", "--profile", "--kernel", "--outcome" };
+	size_t total = 0;
+	int rc = matrix_filter_check(f);
+
+	*views = NULL;
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		struct result_set *v = g_new(struct result_set, 1);
+
+		*v = *sets[i];
+		v->cells = g_ptr_array_new();
+		g_ptr_array_add(out, v);
+		for (guint c = 0; c < sets[i]->cells->len; c++) {
+			const struct cell *cell = sets[i]->cells->pdata[c];
+			const char *kernel = cell_kernel(sets[i], cell);
+
+			if (f) {
+				struct matrix_filter one = { 0 };
+
+				for (int k = 0; k < 4; k++) {
+					if (seen[k])
+						continue;
+					one = (struct matrix_filter){ 0 };
+					switch (k) {
+					case 0: one.event = f->event; break;
+					case 1: one.profile = f->profile; break;
+					case 2: one.kernel = f->kernel; break;
+					default: one.outcome = f->outcome; break;
+					}
+					seen[k] = matrix_filter_match(&one, kernel, cell);
+				}
+			}
+			if (matrix_filter_match(f, kernel, cell)) {
+				g_ptr_array_add(v->cells, (void *)cell);
+				total++;
+			}
+		}
+	}
+	for (int k = 0; k < 4; k++)
+		if (!seen[k]) {
+			const char *pat = k == 0 ? f->event : k == 1 ? f->profile :
+					  k == 2 ? f->kernel : f->outcome;
+			g_autofree char *e = text_escape(pat);
+
+			matrix_views_free(g_steal_pointer(&out));
+			return pc_fail(EINVAL, "%s '%s' matches no cell of the inputs", opt[k], e);
+		}
+	if (!total) {
+		matrix_views_free(g_steal_pointer(&out));
+		return pc_fail(EINVAL, "the filters together match no cell of the inputs");
+	}
+	*views = g_steal_pointer(&out);
+	return 0;
+}
+
+/* Console excerpts carry raw bytes: keep line breaks and tabs, escape the
+ * rest (textesc.h) so no report can drive a terminal. */
 static void append_clean(GString *s, const char *text)
 {
-	for (const char *p = text; *p; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
-			g_string_append_printf(s, "\\x%02x", c);
-		else
-			g_string_append_c(s, (char)c);
-	}
+	text_escape_append(s, text, TEXT_KEEP_NEWLINE | TEXT_KEEP_TAB);
 }
 
 char *matrix_cell_evidence(const struct cell *cell)
@@ -327,7 +699,7 @@ char *matrix_cell_evidence(const struct cell *cell)
 		if (kind && excerpt) {
 			json_t *guest = json_object_get(ev, "guest");
 
-			g_string_append(s, kind);
+			text_escape_append(s, kind, 0);
 			if (json_is_integer(guest))
 				g_string_append_printf(s, " (guest %lld)",
 						       (long long)json_integer_value(guest));
@@ -349,6 +721,38 @@ char *matrix_cell_evidence(const struct cell *cell)
 #define ANSI_INFRA "\033[35m"
 #define ANSI_OFF "\033[0m"
 
+/* Appends text read from a file, as one escaped line. */
+static void esc(GString *out, const char *s)
+{
+	text_escape_append(out, s, 0);
+}
+
+/* Width of s once escaped. */
+static size_t esc_len(const char *s)
+{
+	size_t n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p >= 0x7f) {
+			g_autofree char *e = text_escape(s);
+
+			return g_utf8_strlen(e, -1);
+		}
+		n++;
+	}
+	return n;
+}
+
+/* Appends s escaped and padded to width w. */
+static void esc_pad(GString *out, const char *s, size_t w)
+{
+	size_t len = esc_len(s);
+
+	esc(out, s);
+	while (len++ < w)
+		g_string_append_c(out, ' ');
+}
+
 static const char *cell_color(const struct matrix_cell *mc)
 {
 	if (!mc)
@@ -368,19 +772,38 @@ static void pad(GString *out, size_t n)
 		g_string_append_c(out, ' ');
 }
 
-static void format_grid(const struct matrix *m, bool color, int width, GString *out)
+static void row_widths(const struct matrix *m, size_t *kw, size_t *pw)
 {
-	size_t kw = strlen("kernel"), pw = strlen("profile"), ncols = m->columns->len;
-	g_autofree size_t *cw = g_new0(size_t, ncols + 1);
-
+	*kw = strlen("kernel");
+	*pw = strlen("profile");
 	for (guint r = 0; r < m->rows->len; r++) {
 		const struct matrix_row *row = m->rows->pdata[r];
 
-		kw = MAX(kw, strlen(row->kernel));
-		pw = MAX(pw, strlen(row->profile));
+		*kw = MAX(*kw, esc_len(row->kernel));
+		*pw = MAX(*pw, esc_len(row->profile));
 	}
+}
+
+static void cpu_header(const struct matrix *m, guint r, GString *out)
+{
+	const struct matrix_row *row = m->rows->pdata[r];
+
+	if (matrix_cpus_differ(m) &&
+	    (r == 0 || ((struct matrix_row *)m->rows->pdata[r - 1])->group != row->group)) {
+		g_string_append(out, "cpu ");
+		esc(out, m->groups->pdata[row->group]);
+		g_string_append(out, ":\n");
+	}
+}
+
+static void format_grid(const struct matrix *m, bool color, int width, GString *out)
+{
+	size_t kw, pw, ncols = m->columns->len;
+	g_autofree size_t *cw = g_new0(size_t, ncols + 1);
+
+	row_widths(m, &kw, &pw);
 	for (size_t c = 0; c < ncols; c++) {
-		cw[c] = strlen(m->columns->pdata[c]);
+		cw[c] = esc_len(m->columns->pdata[c]);
 		for (guint r = 0; r < m->rows->len; r++) {
 			const struct matrix_cell *mc = matrix_at(m, r, c);
 
@@ -403,22 +826,26 @@ static void format_grid(const struct matrix *m, bool color, int width, GString *
 		for (guint r = 0; r <= m->rows->len; r++) {
 			const struct matrix_row *row = r ? m->rows->pdata[r - 1] : NULL;
 
-			if (row && matrix_cpus_differ(m) &&
-			    (r == 1 || ((struct matrix_row *)m->rows->pdata[r - 2])->group != row->group))
-				g_string_append_printf(out, "cpu %s:\n",
-						       (char *)m->groups->pdata[row->group]);
-			g_string_append_printf(out, "%-*s  %-*s", (int)kw, row ? row->kernel : "kernel",
-					       (int)pw, row ? row->profile : "profile");
+			if (row)
+				cpu_header(m, r - 1, out);
+			esc_pad(out, row ? row->kernel : "kernel", kw);
+			g_string_append(out, "  ");
+			esc_pad(out, row ? row->profile : "profile", pw);
 			for (size_t c = first; c < last; c++) {
 				const struct matrix_cell *mc = row ? row->cells[c] : NULL;
-				const char *text = row ? matrix_cell_abbrev(mc) : m->columns->pdata[c];
 				const char *ansi = color && row ? cell_color(mc) : NULL;
-				size_t len = strlen(text);
+				size_t len;
 
 				g_string_append(out, "  ");
 				if (ansi)
 					g_string_append(out, ansi);
-				g_string_append(out, text);
+				if (row) {
+					g_string_append(out, matrix_cell_abbrev(mc));
+					len = strlen(matrix_cell_abbrev(mc));
+				} else {
+					esc(out, m->columns->pdata[c]);
+					len = esc_len(m->columns->pdata[c]);
+				}
 				if (mc && mc->disagree) {
 					g_string_append_c(out, '*');
 					len++;
@@ -443,14 +870,27 @@ static void cell_line(const struct matrix *m, const struct matrix_row *row, size
 	const struct matrix_source *s = m->sources->pdata[mc->source];
 	g_autofree char *ev = matrix_cell_evidence(mc->cell);
 
-	g_string_append_printf(out, "  %s %s %s: %s", row->kernel, row->profile,
-			       (char *)m->columns->pdata[col], outcome_name(mc->cell->outcome));
+	g_string_append(out, "  ");
+	esc(out, row->kernel);
+	g_string_append_c(out, ' ');
+	esc(out, row->profile);
+	g_string_append_c(out, ' ');
+	esc(out, m->columns->pdata[col]);
+	g_string_append_printf(out, ": %s", outcome_name(mc->cell->outcome));
 	if (mc->cell->n)
 		g_string_append_printf(out, " %d/%d", mc->cell->k, mc->cell->n);
-	if (mc->erratum)
-		g_string_append_printf(out, " - known erratum %s (%s)", erratum_id(mc->erratum),
-				       erratum_title(mc->erratum));
-	g_string_append_printf(out, " [cpu %s, %s]", s->cpu_label, s->name);
+	if (mc->erratum) {
+		g_string_append_printf(out, " - known erratum ");
+		esc(out, erratum_id(mc->erratum));
+		g_string_append(out, " (");
+		esc(out, erratum_title(mc->erratum));
+		g_string_append_c(out, ')');
+	}
+	g_string_append(out, " [cpu ");
+	esc(out, s->cpu_label);
+	g_string_append(out, ", ");
+	esc(out, s->name);
+	g_string_append_c(out, ']');
 	if (mc->disagree)
 		g_string_append_printf(out, " (inputs disagree: worst of %u shown)", mc->inputs);
 	g_string_append_c(out, '\n');
@@ -485,9 +925,18 @@ static const char *const detail_titles[DETAIL_COUNT] = {
 	[DETAIL_INFRA] = "could not test (INFRA, no kernel verdict)",
 };
 
-static void format_legend(const struct matrix *m, GString *out)
+static const char *code_abbrev(unsigned int code, bool known)
 {
-	bool seen[OUTCOME_COUNT] = { false }, rejected = false, absent = false, disagree = false;
+	if (code == MATRIX_CODE_REJECTED)
+		return CODE_REJECTED;
+	if (known && abbrevs[code].known)
+		return abbrevs[code].known;
+	return matrix_outcome_abbrev(code);
+}
+
+static void format_legend(const struct matrix *m, const bool *modclass_seen, GString *out)
+{
+	bool seen[MATRIX_CODE_COUNT] = { false }, absent = false, disagree = false;
 	bool known = false;
 
 	for (guint r = 0; r < m->rows->len; r++)
@@ -498,19 +947,16 @@ static void format_legend(const struct matrix *m, GString *out)
 				absent = true;
 				continue;
 			}
-			if (!mc->cell->has_attr && mc->cell->error)
-				rejected = true;
-			else
-				seen[mc->cell->outcome] = true;
+			seen[matrix_cell_code(mc)] = true;
 			known |= mc->erratum != NULL;
 			disagree |= mc->disagree;
 		}
 	g_string_append(out, "legend:");
-	for (int o = 0; o < OUTCOME_COUNT; o++)
+	for (unsigned int o = 0; o < OUTCOME_COUNT; o++)
 		if (seen[o])
 			g_string_append_printf(out, " %s=%s", matrix_outcome_abbrev(o),
 					       outcome_name(o));
-	if (rejected)
+	if (seen[MATRIX_CODE_REJECTED])
 		g_string_append(out, " " CODE_REJECTED "=the profile rejected the spec");
 	if (absent)
 		g_string_append(out, " " CODE_ABSENT "=not measured");
@@ -520,12 +966,21 @@ static void format_legend(const struct matrix *m, GString *out)
 	if (disagree)
 		g_string_append(out, "; * = inputs disagree, the worst is shown");
 	g_string_append_c(out, '\n');
+	if (!modclass_seen)
+		return;
+	g_string_append(out, "modifier classes (by the perf_event_attr fields the modifiers "
+			     "set; a flag letter wins, then p, then G/H):\n");
+	for (int c = 0; c < MATRIX_MODCLASS_COUNT; c++)
+		if (modclass_seen[c])
+			g_string_append_printf(out, "  %-6s %s\n", matrix_modclass_name(c),
+					       matrix_modclass_what(c));
 }
 
-void matrix_format_text(const struct matrix *m, bool color, int width, GString *out)
+static void format_header(const struct matrix *m, GString *out)
 {
 	g_autoptr(GHashTable) kernels = g_hash_table_new(g_str_hash, g_str_equal);
 	g_autoptr(GHashTable) profiles = g_hash_table_new(g_str_hash, g_str_equal);
+	unsigned int cells = 0;
 
 	for (guint r = 0; r < m->rows->len; r++) {
 		const struct matrix_row *row = m->rows->pdata[r];
@@ -533,30 +988,46 @@ void matrix_format_text(const struct matrix *m, bool color, int width, GString *
 		g_hash_table_add(kernels, row->kernel);
 		g_hash_table_add(profiles, row->profile);
 	}
+	for (int o = 0; o < OUTCOME_COUNT; o++)
+		cells += m->count[o];
 	g_string_append_printf(out, "pmucanary matrix: %u input%s, %u CPU signature%s, "
-			       "%u kernel%s, %u profile%s, %u spec%s\n",
+			       "%u kernel%s, %u profile%s, %u spec%s, %u cell%s\n",
 			       m->sources->len, m->sources->len == 1 ? "" : "s",
 			       m->groups->len, m->groups->len == 1 ? "" : "s",
 			       g_hash_table_size(kernels), g_hash_table_size(kernels) == 1 ? "" : "s",
 			       g_hash_table_size(profiles), g_hash_table_size(profiles) == 1 ? "" : "s",
-			       m->columns->len, m->columns->len == 1 ? "" : "s");
+			       m->columns->len, m->columns->len == 1 ? "" : "s",
+			       cells, cells == 1 ? "" : "s");
 	g_string_append(out, "inputs:\n");
 	for (guint i = 0; i < m->sources->len; i++) {
 		const struct matrix_source *s = m->sources->pdata[i];
 
-		g_string_append_printf(out, "  [%u] %s: %s %s, kernel %s, accel %s, cpu %s\n",
-				       i + 1, s->name, results_kind_name(s->set->kind),
-				       s->set->run_id, s->set->kernel ? s->set->kernel : "?",
-				       s->set->accel ? s->set->accel : "?", s->cpu_label);
-		if (matrix_source_verdict(s))
-			g_string_append_printf(out, "      run verdict: %s\n", matrix_source_verdict(s));
-		for (guint l = 0; l < s->set->limitations->len; l++)
-			g_string_append_printf(out, "      limitation: %s\n",
-					       (char *)s->set->limitations->pdata[l]);
+		g_string_append_printf(out, "  [%u] ", i + 1);
+		esc(out, s->name);
+		g_string_append_printf(out, ": %s ", results_kind_name(s->set->kind));
+		esc(out, s->set->run_id);
+		g_string_append(out, ", kernel ");
+		esc(out, s->set->kernel ? s->set->kernel : "?");
+		g_string_append(out, ", accel ");
+		esc(out, s->set->accel ? s->set->accel : "?");
+		g_string_append(out, ", cpu ");
+		esc(out, s->cpu_label);
+		g_string_append_c(out, '\n');
+		if (matrix_source_verdict(s)) {
+			g_string_append(out, "      run verdict: ");
+			esc(out, matrix_source_verdict(s));
+			g_string_append_c(out, '\n');
+		}
+		for (guint l = 0; l < s->set->limitations->len; l++) {
+			g_string_append(out, "      limitation: ");
+			esc(out, s->set->limitations->pdata[l]);
+			g_string_append_c(out, '\n');
+		}
 	}
-	g_string_append_c(out, '\n');
-	format_grid(m, color, width > 40 ? width : 40, out);
+}
 
+static void format_details(const struct matrix *m, bool color, GString *out)
+{
 	for (int k = 0; k < DETAIL_COUNT; k++) {
 		bool header = false;
 
@@ -576,9 +1047,660 @@ void matrix_format_text(const struct matrix *m, bool color, int width, GString *
 				cell_line(m, m->rows->pdata[r], c, mc, out);
 			}
 	}
-	g_string_append_c(out, '\n');
-	format_legend(m, out);
+}
+
+static void format_summary(const struct matrix *m, GString *out)
+{
 	g_string_append_printf(out, "%u harmful cell%s, %u known errat%s, %u INFRA\n", m->harm,
 			       m->harm == 1 ? "" : "s", m->known_errata,
 			       m->known_errata == 1 ? "um" : "a", m->infra);
+}
+
+void matrix_format_text_all(const struct matrix *m, bool color, int width, GString *out)
+{
+	format_header(m, out);
+	g_string_append_c(out, '\n');
+	format_grid(m, color, width > 40 ? width : 40, out);
+	format_details(m, color, out);
+	g_string_append_c(out, '\n');
+	format_legend(m, NULL, out);
+	format_summary(m, out);
+}
+
+/* ---- the default view ---- */
+
+/* How many lines one list may take before the rest is counted. */
+#define VIEW_MAX_KERNEL_DIFFS 40
+#define VIEW_MAX_DETAIL_CELLS 20
+#define VIEW_MAX_DETAIL_GROUPS 40
+#define VIEW_MAX_GRID_COLUMNS 30
+#define VIEW_SAMPLE_SPECS 3
+
+/* Harms first, then errnos, then OK, INFRA, rejected: the order a tile's
+ * codes are named in. */
+static int code_rank(unsigned int code)
+{
+	if (code == MATRIX_CODE_REJECTED)
+		return 4;
+	switch (outcome_class(code)) {
+	case OUTCOME_CLASS_HARM: return 0;
+	case OUTCOME_CLASS_ERRNO: return 1;
+	case OUTCOME_CLASS_OK: return 2;
+	default: return 3;
+	}
+}
+
+static bool codes_have_harm(guint64 codes, guint64 known)
+{
+	for (unsigned int c = 0; c < OUTCOME_COUNT; c++)
+		if ((codes & ~known) >> c & 1 && outcome_is_harm(c))
+			return true;
+	return false;
+}
+
+/* "ok", "ok/NOSUP", "CRASH!/ok+1": at most two codes named. */
+static void tile_label(const struct matrix_tile *t, GString *out)
+{
+	unsigned int named = 0, total = 0;
+
+	if (!t || !t->cells) {
+		g_string_append(out, CODE_ABSENT);
+		return;
+	}
+	for (int rank = 0; rank <= 4; rank++)
+		for (unsigned int c = 0; c < MATRIX_CODE_COUNT; c++) {
+			if (!(t->codes >> c & 1) || code_rank(c) != rank)
+				continue;
+			total++;
+			if (named < 2) {
+				if (named++)
+					g_string_append_c(out, '/');
+				g_string_append(out, code_abbrev(c, t->known >> c & 1));
+			}
+		}
+	if (total > named)
+		g_string_append_printf(out, "+%u", total - named);
+}
+
+/* Column groups: (event, class) pairs whose tiles read the same in every
+ * row. */
+struct colgroup {
+	GPtrArray *pairs;          /* GUINT_TO_POINTER(event * COUNT + class) */
+	const struct matrix_tile *first;  /* the tiles of the first pair, per row */
+	bool agree, harm;
+	unsigned int specs, cells;
+	guint64 codes, known;      /* union over rows */
+};
+
+static void colgroup_free(void *p)
+{
+	struct colgroup *cg = p;
+
+	g_ptr_array_unref(cg->pairs);
+	g_free(cg);
+}
+
+static int colgroup_cmp(const void *pa, const void *pb)
+{
+	const struct colgroup *a = *(struct colgroup *const *)pa;
+	const struct colgroup *b = *(struct colgroup *const *)pb;
+
+	if (a->harm != b->harm)
+		return a->harm ? -1 : 1;
+	if (a->specs != b->specs)
+		return a->specs > b->specs ? -1 : 1;
+	return 0;
+}
+
+/* "cpu-cycles, instructions (+3 events) x G/H, p (+1 class)" */
+static void colgroup_describe(const struct matrix_groups *g, const struct colgroup *cg,
+			      GString *out)
+{
+	bool cls[MATRIX_MODCLASS_COUNT] = { false };
+	g_autofree bool *ev = g_new0(bool, g->events->len + 1);
+	unsigned int nev = 0, ncls = 0, shown = 0;
+
+	for (guint i = 0; i < cg->pairs->len; i++) {
+		guint pair = GPOINTER_TO_UINT(cg->pairs->pdata[i]);
+
+		ev[pair / MATRIX_MODCLASS_COUNT] = true;
+		cls[pair % MATRIX_MODCLASS_COUNT] = true;
+	}
+	for (guint e = 0; e < g->events->len; e++)
+		if (ev[e]) {
+			if (nev++ < VIEW_SAMPLE_SPECS) {
+				if (shown++)
+					g_string_append(out, ", ");
+				esc(out, g->events->pdata[e]);
+			}
+		}
+	if (nev > VIEW_SAMPLE_SPECS)
+		g_string_append_printf(out, " (+%u events)", nev - VIEW_SAMPLE_SPECS);
+	g_string_append(out, " x ");
+	shown = 0;
+	for (int c = 0; c < MATRIX_MODCLASS_COUNT; c++)
+		if (cls[c]) {
+			ncls++;
+			if (shown++ < 4)
+				g_string_append_printf(out, "%s%s", shown > 1 ? ", " : "",
+						       matrix_modclass_name(c));
+		}
+	if (ncls > 4)
+		g_string_append_printf(out, " (+%u classes)", ncls - 4);
+}
+
+static GPtrArray *colgroups_build(const struct matrix *m, const struct matrix_groups *g)
+{
+	GPtrArray *out = g_ptr_array_new_with_free_func(colgroup_free);
+	g_autoptr(GHashTable) idx = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
+							  (GDestroyNotify)g_bytes_unref, NULL);
+	size_t nrows = g->rows, stride = g->events->len * MATRIX_MODCLASS_COUNT;
+	g_autofree struct matrix_tile *vec = g_new0(struct matrix_tile, nrows + 1);
+	g_autofree unsigned int *specs = g_new0(unsigned int, stride + 1);
+
+	for (size_t c = 0; c < m->columns->len; c++)
+		specs[g->col_event[c] * MATRIX_MODCLASS_COUNT + g->col_class[c]]++;
+	for (size_t pair = 0; pair < stride; pair++) {
+		struct colgroup *cg;
+		g_autoptr(GBytes) key = NULL;
+		bool any = false;
+
+		if (!specs[pair])
+			continue;
+		for (size_t r = 0; r < nrows; r++) {
+			vec[r] = g->tiles[r * stride + pair];
+			/* A key is what a row reads, not how many cells made it. */
+			vec[r].cells = vec[r].cells ? 1 : 0;
+			any |= vec[r].cells;
+		}
+		if (!any)
+			continue;
+		key = g_bytes_new(vec, nrows * sizeof(*vec));
+		cg = g_hash_table_lookup(idx, key);
+		if (!cg) {
+			guint64 first = 0;
+
+			cg = g_new0(struct colgroup, 1);
+			cg->pairs = g_ptr_array_new();
+			cg->first = &g->tiles[pair];
+			cg->agree = true;
+			for (size_t r = 0; r < nrows; r++) {
+				if (!vec[r].cells)
+					continue;
+				if (first && (vec[r].codes != first))
+					cg->agree = false;
+				first = first ? first : vec[r].codes;
+				cg->codes |= vec[r].codes;
+				cg->known |= vec[r].known;
+			}
+			cg->harm = codes_have_harm(cg->codes, cg->known);
+			g_ptr_array_add(out, cg);
+			g_hash_table_insert(idx, g_steal_pointer(&key), cg);
+		}
+		g_ptr_array_add(cg->pairs, GSIZE_TO_POINTER(pair));
+		cg->specs += specs[pair];
+		for (size_t r = 0; r < nrows; r++)
+			cg->cells += g->tiles[r * stride + pair].cells;
+	}
+	g_ptr_array_sort(out, colgroup_cmp);
+	return out;
+}
+
+/* The context of a row: CPU signature and kernel ("3.7.0", or
+ * "GenuineIntel 6/58/9 3.7.0" when CPUs differ). */
+static char *row_context(const struct matrix *m, const struct matrix_row *row)
+{
+	g_autofree char *k = text_escape(row->kernel);
+
+	if (!matrix_cpus_differ(m))
+		return g_steal_pointer(&k);
+	g_autofree char *cpu = text_escape(m->groups->pdata[row->group]);
+
+	return g_strdup_printf("%s %s", cpu, k);
+}
+
+struct kdiff {
+	char *vector;              /* "3.6.11 ok | 3.7.0 NOSUP" */
+	GPtrArray *profiles;       /* char *, escaped, unique */
+	GPtrArray *specs;          /* char *, escaped, first few */
+	unsigned int nspecs;
+	bool harm;
+};
+
+static void kdiff_free(void *p)
+{
+	struct kdiff *d = p;
+
+	g_free(d->vector);
+	g_ptr_array_unref(d->profiles);
+	g_ptr_array_unref(d->specs);
+	g_free(d);
+}
+
+static int kdiff_cmp(const void *pa, const void *pb)
+{
+	const struct kdiff *a = *(struct kdiff *const *)pa;
+	const struct kdiff *b = *(struct kdiff *const *)pb;
+
+	if (a->harm != b->harm)
+		return a->harm ? -1 : 1;
+	return a->nspecs > b->nspecs ? -1 : a->nspecs < b->nspecs;
+}
+
+static void names_add_unique(GPtrArray *names, const char *s)
+{
+	for (guint i = 0; i < names->len; i++)
+		if (!strcmp(names->pdata[i], s))
+			return;
+	g_ptr_array_add(names, text_escape(s));
+}
+
+/* Cells of one profile and spec whose outcome differs between contexts
+ * (kernels, or CPUs): by name, grouped by event, modifier class, the
+ * outcomes and the profiles that saw them. */
+static void format_kernel_diffs(const struct matrix *m, const struct matrix_groups *g,
+				bool color, GString *out)
+{
+	g_autoptr(GHashTable) ctx_idx = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GPtrArray) ctx_names = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GHashTable) by_profile = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+								 (GDestroyNotify)g_array_unref);
+	g_autoptr(GHashTable) diffs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GPtrArray) list = g_ptr_array_new_with_free_func(kdiff_free);
+	g_autofree guint *row_ctx = g_new0(guint, m->rows->len + 1);
+	g_autoptr(GString) vec = g_string_new(NULL);
+	g_autoptr(GString) key = g_string_new(NULL);
+	GHashTableIter it;
+	gpointer k, v;
+	unsigned int total = 0;
+
+	for (guint r = 0; r < m->rows->len; r++) {
+		const struct matrix_row *row = m->rows->pdata[r];
+		g_autofree char *ctx = row_context(m, row);
+		GArray *rows;
+
+		if (!g_hash_table_lookup_extended(ctx_idx, ctx, NULL, &v)) {
+			v = GUINT_TO_POINTER(ctx_names->len);
+			g_ptr_array_add(ctx_names, g_strdup(ctx));
+			g_hash_table_insert(ctx_idx, g_steal_pointer(&ctx), v);
+		}
+		row_ctx[r] = GPOINTER_TO_UINT(v);
+		rows = g_hash_table_lookup(by_profile, row->profile);
+		if (!rows) {
+			rows = g_array_new(FALSE, FALSE, sizeof(guint));
+			g_hash_table_insert(by_profile, row->profile, rows);
+		}
+		g_array_append_val(rows, r);
+	}
+	if (ctx_names->len < 2)
+		return;
+
+	g_hash_table_iter_init(&it, by_profile);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		GArray *rows = v;
+
+		if (rows->len < 2)
+			continue;
+		for (guint c = 0; c < m->columns->len; c++) {
+			unsigned int first = MATRIX_CODE_COUNT, measured = 0;
+			bool differ = false, harm = false;
+			struct kdiff *d;
+
+			for (guint i = 0; i < rows->len; i++) {
+				const struct matrix_cell *mc =
+					matrix_at(m, g_array_index(rows, guint, i), c);
+				unsigned int code;
+
+				if (!mc)
+					continue;
+				code = matrix_cell_code(mc);
+				measured++;
+				if (first == MATRIX_CODE_COUNT)
+					first = code;
+				else if (code != first)
+					differ = true;
+				harm |= !mc->erratum && outcome_is_harm(mc->cell->outcome);
+			}
+			if (!differ || measured < 2)
+				continue;
+			total++;
+			g_string_truncate(vec, 0);
+			for (guint i = 0; i < rows->len; i++) {
+				guint r = g_array_index(rows, guint, i);
+				const struct matrix_cell *mc = matrix_at(m, r, c);
+
+				if (!mc)
+					continue;
+				g_string_append_printf(vec, "%s%s %s", vec->len ? " | " : "",
+						       (char *)ctx_names->pdata[row_ctx[r]],
+						       matrix_cell_abbrev(mc));
+			}
+			g_string_printf(key, "%u\x1f%u\x1f%s", g->col_event[c], g->col_class[c],
+					vec->str);
+			d = g_hash_table_lookup(diffs, key->str);
+			if (!d) {
+				g_autoptr(GString) head = g_string_new(NULL);
+
+				d = g_new0(struct kdiff, 1);
+				esc(head, g->events->pdata[g->col_event[c]]);
+				g_string_append_printf(head, " x %s: ",
+						       matrix_modclass_name(g->col_class[c]));
+				g_string_append(head, vec->str);
+				d->vector = g_string_free(g_steal_pointer(&head), FALSE);
+				d->profiles = g_ptr_array_new_with_free_func(g_free);
+				d->specs = g_ptr_array_new_with_free_func(g_free);
+				g_hash_table_insert(diffs, g_strdup(key->str), d);
+				g_ptr_array_add(list, d);
+			}
+			d->harm |= harm;
+			names_add_unique(d->profiles, k);
+			if (d->nspecs++ < VIEW_SAMPLE_SPECS)
+				names_add_unique(d->specs, m->columns->pdata[c]);
+		}
+	}
+	if (!list->len)
+		return;
+	g_ptr_array_sort(list, kdiff_cmp);
+	g_string_append_printf(out, "\n%swhat differs between %s%s (%u cell%s; a profile and "
+			       "spec seen with other outcomes):\n",
+			       color ? ANSI_HARM : "",
+			       matrix_cpus_differ(m) ? "kernels and CPUs" : "kernels",
+			       color ? ANSI_OFF : "", total, total == 1 ? "" : "s");
+	for (guint i = 0; i < list->len && i < VIEW_MAX_KERNEL_DIFFS; i++) {
+		const struct kdiff *d = list->pdata[i];
+
+		g_string_append_printf(out, "  %s\n      ", d->vector);
+		for (guint s = 0; s < d->specs->len; s++)
+			g_string_append_printf(out, "%s%s", s ? ", " : "",
+					       (char *)d->specs->pdata[s]);
+		if (d->nspecs > d->specs->len)
+			g_string_append_printf(out, " (+%u specs)", d->nspecs - d->specs->len);
+		g_string_append(out, " under ");
+		for (guint p = 0; p < d->profiles->len && p < 6; p++)
+			g_string_append_printf(out, "%s%s", p ? ", " : "",
+					       (char *)d->profiles->pdata[p]);
+		if (d->profiles->len > 6)
+			g_string_append_printf(out, " (+%u profiles)", d->profiles->len - 6);
+		g_string_append_c(out, '\n');
+	}
+	if (list->len > VIEW_MAX_KERNEL_DIFFS)
+		g_string_append_printf(out, "  ... %u more groups: narrow with --event, --profile, "
+				       "--kernel, --outcome\n", list->len - VIEW_MAX_KERNEL_DIFFS);
+}
+
+/* Harm, known errata, INFRA: one line per cell when there are few, else
+ * one line per (context, outcome, event, modifier class). */
+static void format_view_details(const struct matrix *m, const struct matrix_groups *g,
+				bool color, GString *out)
+{
+	for (int k = 0; k < DETAIL_COUNT; k++) {
+		g_autoptr(GHashTable) groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+								     NULL);
+		g_autoptr(GPtrArray) list = g_ptr_array_new_with_free_func(kdiff_free);
+		unsigned int n = 0;
+
+		for (guint r = 0; r < m->rows->len; r++)
+			for (guint c = 0; c < m->columns->len; c++) {
+				const struct matrix_cell *mc = matrix_at(m, r, c);
+
+				n += mc && detail_wants(k, mc);
+			}
+		if (!n)
+			continue;
+		g_string_append_printf(out, "\n%s%s: %u cell%s%s\n",
+				       color && k == DETAIL_HARM ? ANSI_HARM : "", detail_titles[k],
+				       n, n == 1 ? "" : "s", color && k == DETAIL_HARM ? ANSI_OFF : "");
+		if (n <= VIEW_MAX_DETAIL_CELLS) {
+			for (guint r = 0; r < m->rows->len; r++)
+				for (guint c = 0; c < m->columns->len; c++) {
+					const struct matrix_cell *mc = matrix_at(m, r, c);
+
+					if (mc && detail_wants(k, mc))
+						cell_line(m, m->rows->pdata[r], c, mc, out);
+				}
+			continue;
+		}
+		for (guint r = 0; r < m->rows->len; r++) {
+			const struct matrix_row *row = m->rows->pdata[r];
+			g_autofree char *ctx = row_context(m, row);
+
+			for (guint c = 0; c < m->columns->len; c++) {
+				const struct matrix_cell *mc = matrix_at(m, r, c);
+				g_autofree char *key = NULL;
+				struct kdiff *d;
+
+				if (!mc || !detail_wants(k, mc))
+					continue;
+				key = g_strdup_printf("%s\x1f%d\x1f%u\x1f%u", ctx, mc->cell->outcome,
+						      g->col_event[c], g->col_class[c]);
+				d = g_hash_table_lookup(groups, key);
+				if (!d) {
+					g_autoptr(GString) head = g_string_new(NULL);
+
+					d = g_new0(struct kdiff, 1);
+					g_string_append_printf(head, "%s %s: ", ctx,
+							       outcome_name(mc->cell->outcome));
+					esc(head, g->events->pdata[g->col_event[c]]);
+					g_string_append_printf(head, " x %s",
+							       matrix_modclass_name(g->col_class[c]));
+					if (mc->erratum) {
+						g_string_append(head, " (known erratum ");
+						esc(head, erratum_id(mc->erratum));
+						g_string_append_c(head, ')');
+					}
+					d->vector = g_string_free(g_steal_pointer(&head), FALSE);
+					d->profiles = g_ptr_array_new_with_free_func(g_free);
+					d->specs = g_ptr_array_new_with_free_func(g_free);
+					g_hash_table_insert(groups, g_steal_pointer(&key), d);
+					g_ptr_array_add(list, d);
+				}
+				names_add_unique(d->profiles, row->profile);
+				if (d->nspecs++ < VIEW_SAMPLE_SPECS)
+					names_add_unique(d->specs, m->columns->pdata[c]);
+			}
+		}
+		for (guint i = 0; i < list->len && i < VIEW_MAX_DETAIL_GROUPS; i++) {
+			const struct kdiff *d = list->pdata[i];
+
+			g_string_append_printf(out, "  %s: %u cell%s (", d->vector, d->nspecs,
+					       d->nspecs == 1 ? "" : "s");
+			for (guint s = 0; s < d->specs->len; s++)
+				g_string_append_printf(out, "%s%s", s ? ", " : "",
+						       (char *)d->specs->pdata[s]);
+			if (d->nspecs > d->specs->len)
+				g_string_append(out, ", ...");
+			g_string_append(out, ") under ");
+			for (guint p = 0; p < d->profiles->len && p < 6; p++)
+				g_string_append_printf(out, "%s%s", p ? ", " : "",
+						       (char *)d->profiles->pdata[p]);
+			if (d->profiles->len > 6)
+				g_string_append_printf(out, " (+%u profiles)", d->profiles->len - 6);
+			g_string_append_c(out, '\n');
+		}
+		if (list->len > VIEW_MAX_DETAIL_GROUPS)
+			g_string_append_printf(out, "  ... %u more groups: narrow with --outcome, "
+					       "--event, --kernel, or see --all\n",
+					       list->len - VIEW_MAX_DETAIL_GROUPS);
+	}
+}
+
+static const char *tile_color(const struct matrix_tile *t)
+{
+	if (!t || !t->cells)
+		return NULL;
+	if (codes_have_harm(t->codes, t->known))
+		return ANSI_HARM;
+	if (t->known)
+		return ANSI_KNOWN;
+	if (t->codes >> OUTCOME_INFRA & 1)
+		return ANSI_INFRA;
+	return NULL;
+}
+
+/* The grid: rows by the column groups whose rows do not all agree. */
+static void format_view_grid(const struct matrix *m, const struct matrix_groups *g,
+			     GPtrArray *shown, bool color, int width, GString *out)
+{
+	size_t kw, pw, ncols = shown->len, stride = g->events->len * MATRIX_MODCLASS_COUNT;
+	g_autofree size_t *cw = g_new0(size_t, ncols + 1);
+	g_autoptr(GString) label = g_string_new(NULL);
+
+	row_widths(m, &kw, &pw);
+	for (size_t c = 0; c < ncols; c++) {
+		const struct colgroup *cg = shown->pdata[c];
+		size_t pair = GPOINTER_TO_SIZE(cg->pairs->pdata[0]);
+
+		cw[c] = 3 + (c >= 9) + (c >= 99);
+		for (size_t r = 0; r < g->rows; r++) {
+			g_string_truncate(label, 0);
+			tile_label(&g->tiles[r * stride + pair], label);
+			cw[c] = MAX(cw[c], label->len);
+		}
+	}
+	for (size_t first = 0; first < ncols;) {
+		size_t used = kw + 2 + pw, last = first;
+
+		do {
+			used += 2 + cw[last];
+			last++;
+		} while (last < ncols && used + 2 + cw[last] <= (size_t)width);
+		for (guint r = 0; r <= m->rows->len; r++) {
+			const struct matrix_row *row = r ? m->rows->pdata[r - 1] : NULL;
+
+			if (row)
+				cpu_header(m, r - 1, out);
+			esc_pad(out, row ? row->kernel : "kernel", kw);
+			g_string_append(out, "  ");
+			esc_pad(out, row ? row->profile : "profile", pw);
+			for (size_t c = first; c < last; c++) {
+				const struct colgroup *cg = shown->pdata[c];
+				size_t pair = GPOINTER_TO_SIZE(cg->pairs->pdata[0]);
+				const struct matrix_tile *t = row ? &g->tiles[(r - 1) * stride + pair] :
+								    NULL;
+				const char *ansi = color && t ? tile_color(t) : NULL;
+
+				g_string_truncate(label, 0);
+				if (row)
+					tile_label(t, label);
+				else
+					g_string_append_printf(label, "c%zu", c + 1);
+				g_string_append(out, "  ");
+				if (ansi)
+					g_string_append(out, ansi);
+				g_string_append(out, label->str);
+				if (ansi)
+					g_string_append(out, ANSI_OFF);
+				if (c + 1 < last)
+					pad(out, cw[c] - label->len);
+			}
+			g_string_append_c(out, '\n');
+		}
+		first = last;
+		if (first < ncols)
+			g_string_append_c(out, '\n');
+	}
+}
+
+void matrix_format_text(const struct matrix *m, bool color, int width, GString *out)
+{
+	g_autoptr(matrix_groups) g = NULL;
+	g_autoptr(GPtrArray) cgs = NULL;
+	g_autoptr(GPtrArray) shown = g_ptr_array_new();
+	g_autoptr(GPtrArray) agreeing = g_ptr_array_new();
+	bool modclass_seen[MATRIX_MODCLASS_COUNT] = { false };
+	unsigned int differing = 0, agree_cols = 0;
+
+	format_header(m, out);
+	if (matrix_groups_build(m, &g) < 0)
+		return;
+	for (size_t c = 0; c < m->columns->len; c++)
+		modclass_seen[g->col_class[c]] = true;
+	format_kernel_diffs(m, g, color, out);
+	format_view_details(m, g, color, out);
+
+	cgs = colgroups_build(m, g);
+	for (guint i = 0; i < cgs->len; i++) {
+		struct colgroup *cg = cgs->pdata[i];
+
+		if (cg->agree && !cg->harm) {
+			g_ptr_array_add(agreeing, cg);
+			agree_cols += cg->specs;
+			continue;
+		}
+		differing++;
+		if (shown->len < VIEW_MAX_GRID_COLUMNS)
+			g_ptr_array_add(shown, cg);
+	}
+	if (shown->len) {
+		g_string_append_printf(out, "\nwhere rows differ: %u column group%s (event x modifier "
+				       "class; a cell names the outcomes of its specs):\n",
+				       differing, differing == 1 ? "" : "s");
+		format_view_grid(m, g, shown, color, width > 40 ? width : 40, out);
+		for (guint i = 0; i < shown->len; i++) {
+			const struct colgroup *cg = shown->pdata[i];
+
+			g_string_append_printf(out, "%s%-4s ", i ? "" : "columns:\n", "");
+			g_string_truncate(out, out->len - 5);
+			g_string_append_printf(out, "  c%-3u ", i + 1);
+			colgroup_describe(g, cg, out);
+			g_string_append_printf(out, ": %u spec%s, %u cell%s\n", cg->specs,
+					       cg->specs == 1 ? "" : "s", cg->cells,
+					       cg->cells == 1 ? "" : "s");
+		}
+		if (differing > shown->len)
+			g_string_append_printf(out, "  ... %u more column groups differ: narrow "
+					       "with --event, --profile, --kernel\n",
+					       differing - shown->len);
+	}
+	if (agreeing->len) {
+		g_autoptr(GString) label = g_string_new(NULL);
+
+		g_string_append_printf(out, "\nwhere every row agrees: %u spec%s in %u column "
+				       "group%s, collapsed:\n",
+				       agree_cols, agree_cols == 1 ? "" : "s", agreeing->len,
+				       agreeing->len == 1 ? "" : "s");
+		for (guint i = 0; i < agreeing->len; i++) {
+			const struct colgroup *cg = agreeing->pdata[i];
+			struct matrix_tile t = { .codes = cg->codes, .known = cg->known, .cells = 1 };
+
+			g_string_truncate(label, 0);
+			tile_label(&t, label);
+			g_string_append_printf(out, "  %-9s ", label->str);
+			colgroup_describe(g, cg, out);
+			g_string_append_printf(out, ": %u spec%s, %u cell%s\n", cg->specs,
+					       cg->specs == 1 ? "" : "s", cg->cells,
+					       cg->cells == 1 ? "" : "s");
+		}
+	}
+	{
+		unsigned int rejected = 0, count[OUTCOME_COUNT] = { 0 };
+		const char *sep = "";
+
+		/* Counted here, not from m->count: a pmucanary/1 file says EINVAL
+		 * for a spec the profile rejected. */
+		g_string_append(out, "\ncells by outcome:");
+		for (guint r = 0; r < m->rows->len; r++)
+			for (guint c = 0; c < m->columns->len; c++) {
+				const struct matrix_cell *mc = matrix_at(m, r, c);
+
+				if (!mc)
+					continue;
+				if (matrix_cell_code(mc) == MATRIX_CODE_REJECTED)
+					rejected++;
+				else
+					count[mc->cell->outcome]++;
+			}
+		for (int o = 0; o < OUTCOME_COUNT; o++)
+			if (count[o]) {
+				g_string_append_printf(out, "%s %s %u", sep, outcome_name(o), count[o]);
+				sep = ",";
+			}
+		if (rejected)
+			g_string_append_printf(out, "%s rejected by the profile %u", sep, rejected);
+		g_string_append_c(out, '\n');
+	}
+	g_string_append(out, "(every cell: --all; narrow with --event, --profile, --kernel, "
+			     "--outcome)\n\n");
+	format_legend(m, modclass_seen, out);
+	format_summary(m, out);
 }

@@ -39,9 +39,16 @@ check() { # check DESCRIPTION COMMAND...
 }
 
 # The 2012 story over three kernels: crash, EOPNOTSUPP, fix, in one matrix.
-expect 1 '^3\.6\.11  perf-3\.6  CRASH!     ok      ok           -                     INVAL             rej$' \
+# The default view names what differs between kernels first, then the grid
+# of column groups (event x modifier class) whose rows differ.
+expect 1 '^  cycles x p: 3\.6\.11 CRASH! \| 3\.7\.0 NOSUP \| 3\.8\.0 ok$' \
 	"$d/run-3.8.json" "$d/run-3.6.json" "$d/run-3.7.json"
-expect 1 '^3\.7\.0   perf-3\.6  NOSUP ' "$d/run-3.6.json" "$d/run-3.7.json"
+expect 1 '^      cycles:pp, cycles\[precise_ip=2\] under perf-3\.6, raw$' \
+	"$d/run-3.8.json" "$d/run-3.6.json" "$d/run-3.7.json"
+expect 1 '^3\.7\.0   perf-3\.6  NOSUP$' "$d/run-3.6.json" "$d/run-3.7.json"
+# --all: every cell, one column per spec (the view before the grouped one).
+expect 1 '^3\.6\.11  perf-3\.6  CRASH!     ok      ok           -                     INVAL             rej$' \
+	--all "$d/run-3.8.json" "$d/run-3.6.json" "$d/run-3.7.json"
 expect 0 '^0 harmful cells' "$d/run-3.7.json" "$d/run-3.8.json"
 # With the errata file the 2012 crash on Intel is a known erratum, not harm.
 expect 0 'known erratum intel-pebs-2012' --errata "$errata" "$d/run-3.6.json" "$d/run-3.8.json"
@@ -60,9 +67,50 @@ expect 1 '3\.7\.0 perf-3\.6 cycles:pp: OK -> EOPNOTSUPP \(ABI regressions\)' --b
 expect 1 '2 regressions against the baseline' --baseline "$d/probe-3.6.json" "$d/probe-3.7.json"
 expect 0 '0 regressions against the baseline' --baseline "$d/probe-3.7.json" "$d/probe-3.8.json"
 
+# Filters narrow the printed view (globs or exact names), not the exit code.
+n=$((n + 1))
+out=$("$bin" matrix --all --event cpu-clock "$d/run-3.6.json" "$d/run-3.7.json" 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q 'cpu-clock:u' <<<"$out" && ! grep -q 'cycles' <<<"$out"; then
+	echo "ok: --event cpu-clock shows cpu-clock only (exit still 1: harm elsewhere)"
+else echo "FAIL: --event cpu-clock (exit $rc)"; echo "$out" | sed 's/^/    /'; fails=$((fails + 1)); fi
+n=$((n + 1))
+out=$("$bin" matrix --all --outcome harm --kernel '3.6*' "$d/run-3.6.json" "$d/run-3.7.json" 2>&1)
+if [ "$(grep -c ': GUEST_CRASH' <<<"$out")" -eq 2 ] && ! grep -q 'NOSUP\|^ *3\.7\.0 ' <<<"$out"; then
+	echo "ok: --outcome harm --kernel '3.6*': the two crashes of 3.6.11 only"
+else echo "FAIL: --outcome harm --kernel"; echo "$out" | sed 's/^/    /'; fails=$((fails + 1)); fi
+expect 1 '^  3\.6\.11 perf-3\.6 cycles:pp: GUEST_CRASH 3/3' --profile perf-3.6 --event 'cycles:pp' \
+	"$d/run-3.6.json" "$d/run-3.7.json"
+expect 2 "--profile 'perf-9\*' matches no cell of the inputs" --profile 'perf-9*' "$d/run-3.6.json"
+expect 2 "--outcome 'GUEST_EXPLODED' names no outcome" --outcome GUEST_EXPLODED "$d/run-3.6.json"
+expect 2 "--kernel needs a name or a glob" --kernel '' "$d/run-3.6.json"
+expect 2 "the filters together match no cell" --kernel 3.7.0 --outcome harm "$d/run-3.6.json" "$d/run-3.7.json"
+# One input holding a cell twice is bad input, as in diff.
+expect 2 'duplicate-cell\.json: cell 7: \(3\.8\.0, perf-3\.6, cycles:pp\) appears twice' \
+	"$d/duplicate-cell.json"
+# Terminal escapes, carriage returns and newlines from a file are escaped.
+jq '.kernel = "3.6.11\u001b[2J" | .cells[0].spec = "cycles:pp\r\u001b]0;x\u0007\nforged: OK" |
+    .cells[0].evidence[0].excerpt = "BUG\u001b[31m\rok"' "$d/run-3.6.json" >"$tmp/hostile.json"
+for view in "" --all; do
+	n=$((n + 1))
+	out=$("$bin" matrix $view "$tmp/hostile.json" 2>&1)
+	if ! grep -q $'[\033\r\007]' <<<"$out" && ! grep -q '^forged' <<<"$out" &&
+	   grep -q 'BUG\\x1b\[31m\\x0dok' <<<"$out"; then
+		echo "ok: matrix $view escapes ESC, CR, BEL and newlines from the file"
+	else echo "FAIL: matrix $view hostile strings"; echo "$out" | cat -v | sed 's/^/    /'; fails=$((fails + 1)); fi
+done
+
+# diff's text shares the escaping (lib/textesc.c).
+n=$((n + 1))
+jq '.cells[0].outcome = "OK"' "$tmp/hostile.json" >"$tmp/hostile-base.json"
+out=$("$bin" diff "$tmp/hostile-base.json" "$tmp/hostile.json" 2>&1)
+if ! grep -q $'[\033\r\007]' <<<"$out" && ! grep -q '^forged' <<<"$out" &&
+   grep -q 'kernel 3\.6\.11\\x1b\[2J' <<<"$out" && grep -q 'cycles:pp\\x0d\\x1b\]0;x\\x07\\x0aforged: OK' <<<"$out"; then
+	echo "ok: diff escapes ESC, CR, BEL and newlines from the files"
+else echo "FAIL: diff hostile strings"; echo "$out" | cat -v | sed 's/^/    /'; fails=$((fails + 1)); fi
+
 # Bad input: exit 2 and a message naming the problem.
 expect 2 'need at least one result file'
-expect 2 'pmucanary/2' "$d/run-3.6.json" "$d/schema-2.json"
+expect 2 'pmucanary/3' "$d/run-3.6.json" "$d/schema-3.json"
 expect 2 'truncated\.json:[0-9]+:' "$d/truncated.json"
 expect 2 'no-such\.json' "$d/no-such.json"
 expect 2 'GUEST_EXPLODED' "$d/bad-outcome.json"
@@ -88,7 +136,9 @@ check "junit written" test -s "$tmp/j.xml"
 check "junit: known erratum is skipped, not failed" \
 	grep -q '<skipped message="known erratum intel-pebs-2012' "$tmp/j.xml"
 check "junit: INFRA is an error" grep -q '<error message="INFRA' "$tmp/j.xml"
-check "junit: totals" grep -q 'tests="10" failures="0" errors="1" skipped="2"' "$tmp/j.xml"
+check "junit: totals" grep -q 'tests="10" failures="0" errors="1" skipped="3"' "$tmp/j.xml"
+check "junit: a rejected spec is skipped with perf's message" \
+	grep -q "<skipped message=\"rejected by the profile: unknown modifier &#39;S&#39;" "$tmp/j.xml"
 if command -v xmllint >/dev/null; then
 	check "junit is well-formed (xmllint)" xmllint --noout "$tmp/j.xml"
 else
@@ -96,6 +146,8 @@ else
 fi
 check "kcidb: version 5" grep -q '"major": 5' "$tmp/k.json"
 check "kcidb: tests" grep -q '"path": "pmucanary.perf-3_6.cycles.pp"' "$tmp/k.json"
+check "kcidb: a rejected spec is SKIP (not run)" jq -e '[.tests[]
+	| select(.path == "pmucanary.perf-6_1.cycles.S")] | length == 1 and all(.status == "SKIP")' "$tmp/k.json"
 check "html written, self-contained" bash -c "grep -q '<style>' '$tmp/r.html' && ! grep -q 'src=\"http' '$tmp/r.html'"
 
 # The heatmap in a real browser.

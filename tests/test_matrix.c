@@ -188,7 +188,8 @@ static void test_known_errata(void **state)
 
 	matrix_format_text(m, false, 120, text);
 	assert_non_null(strstr(text->str, "known erratum intel-pebs-2012"));
-	assert_non_null(strstr(text->str, "HARM (no known erratum explains it):\n"
+	/* The default view names each harmful cell while there are few. */
+	assert_non_null(strstr(text->str, "HARM (no known erratum explains it): 1 cell\n"
 					  "  3.6.11 perf-3.6 cycles:pp: GUEST_CRASH 1/3 "
 					  "[cpu AuthenticAMD 16/4/3, amd-3.6]"));
 	assert_non_null(strstr(text->str, "cpu GenuineIntel 6/63/2:\n"));
@@ -288,7 +289,7 @@ static void test_wrap(void **state)
 
 	load(&l, "diff", "run-3.6", NULL);
 	m = build(&l, NULL);
-	matrix_format_text(m, false, 40, text);
+	matrix_format_text_all(m, false, 40, text);
 	assert_non_null(strstr(text->str, "columns 1-"));
 	g_auto(GStrv) lines = g_strsplit(text->str, "\n", -1);
 	unsigned int rows = 0;
@@ -300,6 +301,220 @@ static void test_wrap(void **state)
 		}
 	/* run-3.6's three profiles, each wrapped into more than one block */
 	assert_true(rows > 3);
+	loaded_clear(&l);
+}
+
+static void test_modclass(void **state)
+{
+	static const struct {
+		const char *spec, *cls;
+	} cases[] = {
+		{ "cycles", "none" },          { "cycles:u", "u/k/h" },
+		{ "cycles:ukh", "u/k/h" },     { "cycles:G", "G/H" },
+		{ "cycles:uH", "G/H" },        { "cycles:pp", "p" },
+		{ "cycles:uP", "p" },          { "cycles:ppH", "p+G/H" },
+		{ "cycles:pppGH", "p+G/H" },   { "cycles:W", "W" },
+		{ "cycles:pppHW", "W" },       { "msr/tsc/", "none" },
+		{ "msr/tsc/u", "u/k/h" },      { "msr/tsc/GHX", "X" },
+		{ "cycles:S", "S" },           { "cycles:ppI", "I" },
+		{ "cycles[exclude_guest]", "G/H" },
+		{ "cycles[exclude_kernel,exclude_hv]", "u/k/h" },
+		{ "cycles[exclude_host,precise_ip=2]", "p+G/H" },
+		{ "cycles[precise_ip=0]", "none" },
+		{ "cycles[exclude_idle,precise_ip=1]", "I" },
+		{ "cycles:Z", "other" },       { "cycles:Wz", "other" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		const char *got = matrix_modclass_name(matrix_spec_modclass(cases[i].spec));
+
+		if (strcmp(got, cases[i].cls))
+			fail_msg("%s: class %s, want %s", cases[i].spec, got, cases[i].cls);
+	}
+}
+
+/* A run of `kernel` with cells (profile, spec, outcome). */
+static struct result_set *run_cells(const char *kernel, const char *const *profiles,
+				    const char *const *specs, const enum outcome *o, size_t n)
+{
+	struct result_set *set = result_set_new(RESULTS_KIND_RUN);
+
+	g_free(set->kernel);
+	set->kernel = g_strdup(kernel);
+	for (size_t i = 0; i < n; i++) {
+		struct cell *c = cell_new(kernel, profiles[i], specs[i]);
+
+		c->outcome = o[i];
+		results_add_cell(set, c);
+	}
+	return set;
+}
+
+/* Two kernels, 40 events x 3 specs x 2 profiles that agree but for one
+ * planted cell: the view names it first, keeps the agreeing mass as counts
+ * and stays short. */
+static void test_view_planted_difference(void **state)
+{
+	g_autoptr(GPtrArray) prof = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) spec = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GArray) oa = g_array_new(FALSE, FALSE, sizeof(enum outcome));
+	g_autoptr(GArray) ob = g_array_new(FALSE, FALSE, sizeof(enum outcome));
+	static const char *const mods[] = { "", ":u", ":ppH" };
+	g_autoptr(result_set) a = NULL, b = NULL;
+	g_autoptr(matrix) m = NULL;
+	g_autoptr(GString) text = g_string_new(NULL);
+	const char *names[2] = { "a.json", "b.json" };
+	unsigned int lines = 0;
+
+	for (int p = 0; p < 2; p++)
+		for (int e = 0; e < 40; e++)
+			for (int k = 0; k < 3; k++) {
+				enum outcome o = e < 30 ? OUTCOME_OK : OUTCOME_ENOENT;
+				enum outcome o2 = o;
+
+				g_ptr_array_add(prof, g_strdup(p ? "perf-new" : "perf-old"));
+				g_ptr_array_add(spec, g_strdup_printf("ev%d%s", e, mods[k]));
+				if (p == 0 && e == 7 && k == 2)
+					o2 = OUTCOME_EOPNOTSUPP;
+				g_array_append_val(oa, o);
+				g_array_append_val(ob, o2);
+			}
+	a = run_cells("6.1.0", (const char *const *)prof->pdata, (const char *const *)spec->pdata,
+		      (enum outcome *)oa->data, oa->len);
+	b = run_cells("6.2.0", (const char *const *)prof->pdata, (const char *const *)spec->pdata,
+		      (enum outcome *)ob->data, ob->len);
+	{
+		const struct result_set *sets[2] = { a, b };
+
+		assert_int_equal(matrix_build(sets, names, 2, NULL, &m), 0);
+	}
+	matrix_format_text(m, false, 120, text);
+	/* named, with both kernels' outcomes, before the grid */
+	const char *diff = strstr(text->str, "ev7 x p+G/H: 6.1.0 ok | 6.2.0 NOSUP\n      ev7:ppH "
+					     "under perf-old");
+	assert_non_null(diff);
+	assert_non_null(strstr(text->str, "what differs between kernels (1 cell;"));
+	const char *grid = strstr(text->str, "where rows differ: 1 column group");
+	assert_non_null(grid);
+	assert_true(diff < grid);
+	/* the differing row reads NOSUP in the grid; the rest collapse */
+	assert_non_null(strstr(text->str, "6.2.0   perf-old  NOSUP\n"));
+	assert_non_null(strstr(text->str, "where every row agrees: 119 specs in 2 column groups"));
+	assert_non_null(strstr(text->str, "  ok        ev0, ev1, ev2 (+27 events) x none, u/k/h, "
+					  "p+G/H: 89 specs, 356 cells\n"));
+	assert_non_null(strstr(text->str, "  NOENT     ev30, ev31, ev32 (+7 events)"));
+	for (const char *p = text->str; *p; p++)
+		lines += *p == '\n';
+	assert_true(lines < 40);
+	/* --all still holds every cell */
+	g_string_truncate(text, 0);
+	matrix_format_text_all(m, false, 120, text);
+	assert_non_null(strstr(text->str, "columns 1-"));
+}
+
+static void test_duplicate_in_one_input(void **state)
+{
+	static const char *const profiles[] = { "perf-3.6", "perf-3.6", "perf-3.6" };
+	static const char *const specs[] = { "cycles", "cycles:pp", "cycles" };
+	static const enum outcome o[] = { OUTCOME_OK, OUTCOME_OK, OUTCOME_GUEST_CRASH };
+	g_autoptr(result_set) a = run_cells("3.7.0", profiles, specs, o, 2);
+	g_autoptr(result_set) dup = run_cells("3.7.0", profiles, specs, o, 3);
+	struct matrix *m = NULL;
+	const char *names[2] = { "a.json", "dup.json" };
+	const struct result_set *sets[2] = { a, dup };
+
+	/* the same cell in two inputs merges; twice in one input is bad input */
+	assert_int_equal(matrix_build(sets, names, 1, NULL, &m), 0);
+	matrix_free(m);
+	m = NULL;
+	assert_int_equal(matrix_build(sets, names, 2, NULL, &m), -EINVAL);
+	assert_null(m);
+	assert_string_equal(pc_errmsg(), "dup.json: cell 2: (3.7.0, perf-3.6, cycles) appears twice");
+}
+
+/* Specs, kernels, profiles, file names, limitations and evidence come from
+ * files written elsewhere: no byte of them may drive the terminal. */
+static void test_hostile_strings(void **state)
+{
+	static const char *const profiles[] = { "perf\033]0;owned\007", "raw" };
+	static const char *const specs[] = { "cyc\033[2Jles:pp", "x\r\nHARM: none\u202e" };
+	static const enum outcome o[] = { OUTCOME_GUEST_CRASH, OUTCOME_OK };
+	g_autoptr(result_set) a = run_cells("6.1\r", profiles, specs, o, 2);
+	g_autoptr(matrix) m = NULL;
+	const char *names[1] = { "evil\033[31m.json" };
+	const struct result_set *sets[1] = { a };
+
+	results_add_limitation(a, "%s", "lim\033[2J\nforged line");
+	json_array_append_new(((struct cell *)a->cells->pdata[0])->evidence,
+			      json_pack("{s:s, s:s}", "kind", "console",
+					"excerpt", "panic\033[2J\rline2\n\xc2\x9b" "1m"));
+	assert_int_equal(matrix_build(sets, names, 1, NULL, &m), 0);
+	for (int all = 0; all < 2; all++) {
+		g_autoptr(GString) text = g_string_new(NULL);
+
+		if (all)
+			matrix_format_text_all(m, false, 120, text);
+		else
+			matrix_format_text(m, false, 120, text);
+		assert_null(strchr(text->str, '\033'));
+		assert_null(strchr(text->str, '\r'));
+		assert_null(strchr(text->str, '\007'));
+		assert_null(strstr(text->str, "\u202e"));
+		assert_null(strstr(text->str, "\n forged line"));
+		assert_null(strstr(text->str, "\nforged line"));
+		assert_null(strstr(text->str, "\nHARM: none"));
+		assert_non_null(strstr(text->str, "cyc\\x1b[2Jles:pp"));
+		assert_non_null(strstr(text->str, "6.1\\x0d"));
+		assert_non_null(strstr(text->str, "evil\\x1b[31m.json"));
+		assert_non_null(strstr(text->str, "x\\x0d\\x0aHARM"));
+		if (all)
+			assert_non_null(strstr(text->str, "x\\x0d\\x0aHARM: none\\u{202e}"));
+		/* evidence keeps its lines, each one prefixed */
+		assert_non_null(strstr(text->str, "evidence: console: panic\\x1b[2J\\x0dline2\n"
+						  "      evidence: \\u{009b}1m"));
+	}
+}
+
+static void test_filters(void **state)
+{
+	struct loaded l;
+	GPtrArray *views = NULL;
+	struct matrix_filter f = { .event = "cycles", .outcome = "harm" };
+	struct matrix_filter bad_outcome = { .outcome = "GUEST_EXPLODED" };
+	struct matrix_filter no_match = { .profile = "perf-9*" };
+	struct matrix_filter spec = { .event = "cycles:pp", .kernel = "3.[67]*" };
+	unsigned int n = 0;
+
+	load(&l, "diff", "run-3.6", "run-3.7", NULL);
+	assert_int_equal(matrix_filter_sets((const struct result_set *const *)l.sets->pdata, 2, &f,
+					    &views), 0);
+	for (guint i = 0; i < views->len; i++) {
+		const struct result_set *v = views->pdata[i];
+
+		for (guint c = 0; c < v->cells->len; c++) {
+			const struct cell *cell = v->cells->pdata[c];
+
+			assert_true(outcome_is_harm(cell->outcome));
+			assert_true(g_str_has_prefix(cell->spec, "cycles"));
+			n++;
+		}
+	}
+	assert_int_equal(n, 2);  /* cycles:pp under perf-3.6 and raw on 3.6 */
+	matrix_views_free(views);
+	assert_int_equal(matrix_filter_sets((const struct result_set *const *)l.sets->pdata, 2,
+					    &spec, &views), 0);
+	n = 0;
+	for (guint i = 0; i < views->len; i++)
+		n += ((struct result_set *)views->pdata[i])->cells->len;
+	assert_int_equal(n, 4);  /* cycles:pp under perf-3.6 and perf-3.7, two kernels */
+	matrix_views_free(views);
+	assert_int_equal(matrix_filter_sets((const struct result_set *const *)l.sets->pdata, 2,
+					    &bad_outcome, &views), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "--outcome 'GUEST_EXPLODED' names no outcome"));
+	assert_int_equal(matrix_filter_sets((const struct result_set *const *)l.sets->pdata, 2,
+					    &no_match, &views), -EINVAL);
+	assert_string_equal(pc_errmsg(), "--profile 'perf-9*' matches no cell of the inputs");
+	assert_null(views);
 	loaded_clear(&l);
 }
 
@@ -326,6 +541,11 @@ int main(void)
 		cmocka_unit_test(test_text_limitations_and_color),
 		cmocka_unit_test(test_wrap),
 		cmocka_unit_test(test_no_inputs),
+		cmocka_unit_test(test_modclass),
+		cmocka_unit_test(test_view_planted_difference),
+		cmocka_unit_test(test_duplicate_in_one_input),
+		cmocka_unit_test(test_hostile_strings),
+		cmocka_unit_test(test_filters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
