@@ -607,13 +607,12 @@ static int attrs_from_json(struct read_ctx *rc, const json_t *v)
 	return 0;
 }
 
-/* consume: free each cell's JSON once it is read, so that the tree and
- * the model are not both whole in memory at once (the file reader). */
-static int set_from_json(json_t *root, const char *name, bool consume,
-			 struct result_set **out)
+/* Everything but the cells: a set with no cells, and in rc what reading
+ * the cells needs (rc->attrs is the caller's to g_free()). */
+static int envelope_from_json(const json_t *root, const char *name, struct read_ctx *rc_out,
+			      struct result_set **out)
 {
 	g_autoptr(result_set) set = NULL;
-	g_autofree struct perf_event_attr *attrs = NULL;
 	struct read_ctx rc = { 0 };
 	const char *schema, *kind;
 	const json_t *v;
@@ -685,10 +684,33 @@ static int set_from_json(json_t *root, const char *name, bool consume,
 	}
 	if (rc.version == 2) {
 		ret = attrs_from_json(&rc, json_object_get(root, "attrs"));
-		attrs = rc.attrs;
-		if (ret < 0)
+		if (ret < 0) {
+			g_free(rc.attrs);
 			return ret;
+		}
 	}
+	*rc_out = rc;
+	*out = g_steal_pointer(&set);
+	return 0;
+}
+
+/* consume: free each cell's JSON once it is read, so that the tree and
+ * the model are not both whole in memory at once. */
+static int set_from_json(json_t *root, const char *name, bool consume,
+			 struct result_set **out)
+{
+	g_autoptr(result_set) set = NULL;
+	g_autofree struct perf_event_attr *attrs = NULL;
+	struct read_ctx rc = { 0 };
+	const json_t *v;
+	size_t i;
+	int ret;
+
+	if (!name)
+		name = "(result)";
+	if ((ret = envelope_from_json(root, name, &rc, &set)) < 0)
+		return ret;
+	attrs = rc.attrs;
 	v = json_object_get(root, "cells");
 	if (!json_is_array(v))
 		return pc_fail(EINVAL, "%s: \"cells\" %s", name,
@@ -715,6 +737,138 @@ int results_from_json(const json_t *root, const char *name, struct result_set **
 
 /* ---- files ---- */
 
+typedef json_t results_json;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(results_json, json_decref)
+
+static size_t skip_ws(const char *text, size_t len, size_t pos)
+{
+	while (pos < len && strchr(" \t\r\n", text[pos]) && text[pos])
+		pos++;
+	return pos;
+}
+
+/* One JSON value at text[*pos], *pos moved past it; NULL when it is not
+ * one (the whole-tree path then says where and why). */
+static json_t *value_at(const char *text, size_t len, size_t *pos)
+{
+	json_error_t jerr;
+	json_t *v = json_loadb(text + *pos, len - *pos,
+			       JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK, &jerr);
+
+	if (v)
+		*pos += jerr.position;
+	return v;
+}
+
+/* The reader without jansson's tree of the whole file: the top-level object
+ * is walked here and each cell is parsed, read and freed on its own, so a
+ * full sweep costs its model and one cell's tree, not a tree of every cell
+ * (hundreds of MB) on top. Returns 1, having read nothing, for anything it
+ * does not take as it comes (bad JSON, "cells" before the keys it needs);
+ * results_read_json() then parses the whole tree, which gives the same set
+ * or jansson's line:column message. Errors in a cell's content are the
+ * same as results_from_json()'s. */
+static int stream_read(const char *text, size_t len, const char *path, struct result_set **out)
+{
+	static const char *const before_cells[] = { "schema", "kind", "kernel", "attrs", NULL };
+	g_autoptr(results_json) root = json_object();
+	g_autoptr(GPtrArray) cells = g_ptr_array_new_with_free_func((GDestroyNotify)cell_free);
+	g_autoptr(result_set) set = NULL;
+	g_autofree char *cells_kernel = NULL;
+	bool seen_cells = false;
+	size_t pos = skip_ws(text, len, 0);
+	int ret;
+
+	if (pos >= len || text[pos] != '{')
+		return 1;
+	pos++;
+	for (;;) {
+		g_autoptr(results_json) key = NULL;
+
+		pos = skip_ws(text, len, pos);
+		if (pos >= len || text[pos] != '"' || !(key = value_at(text, len, &pos)) ||
+		    !json_is_string(key))
+			return 1;
+		pos = skip_ws(text, len, pos);
+		if (pos >= len || text[pos] != ':')
+			return 1;
+		pos = skip_ws(text, len, pos + 1);
+		if (!strcmp(json_string_value(key), "cells")) {
+			g_autoptr(result_set) env = NULL;
+			g_autofree struct perf_event_attr *attrs = NULL;
+			struct read_ctx rc = { 0 };
+
+			if (seen_cells || pos >= len || text[pos] != '[' ||
+			    envelope_from_json(root, path, &rc, &env) < 0)
+				return 1;
+			attrs = rc.attrs;
+			seen_cells = true;
+			/* Read into rc.attrs: their tree is not needed again. */
+			if (json_object_get(root, "attrs"))
+				json_object_set_new(root, "attrs", json_array());
+			cells_kernel = g_strdup(env->kernel);
+			pos = skip_ws(text, len, pos + 1);
+			if (pos < len && text[pos] == ']')
+				pos++;
+			else
+				for (size_t i = 0;; i++) {
+					g_autoptr(results_json) c = value_at(text, len, &pos);
+					struct cell *cell = NULL;
+
+					if (!c)
+						return 1;
+					if ((ret = cell_from_json(&rc, c, i, env->kernel, &cell)) < 0)
+						return ret;
+					g_ptr_array_add(cells, cell);
+					pos = skip_ws(text, len, pos);
+					if (pos < len && text[pos] == ',') {
+						pos = skip_ws(text, len, pos + 1);
+						continue;
+					}
+					if (pos < len && text[pos] == ']') {
+						pos++;
+						break;
+					}
+					return 1;
+				}
+		} else {
+			json_t *v;
+
+			/* The cells were read with what came before them. */
+			if (seen_cells && g_strv_contains(before_cells, json_string_value(key)))
+				return 1;
+			if (!(v = value_at(text, len, &pos)))
+				return 1;
+			json_object_set_new(root, json_string_value(key), v);
+		}
+		pos = skip_ws(text, len, pos);
+		if (pos < len && text[pos] == ',') {
+			pos++;
+			continue;
+		}
+		if (pos < len && text[pos] == '}') {
+			pos++;
+			break;
+		}
+		return 1;
+	}
+	if (skip_ws(text, len, pos) != len || !seen_cells)
+		return 1;
+	{
+		g_autofree struct perf_event_attr *attrs = NULL;
+		struct read_ctx rc = { 0 };
+
+		if ((ret = envelope_from_json(root, path, &rc, &set)) < 0)
+			return ret;
+		attrs = rc.attrs;
+	}
+	g_ptr_array_unref(set->cells);
+	set->cells = g_steal_pointer(&cells);
+	set->extra = extra_collect(root, set_keys);
+	*out = g_steal_pointer(&set);
+	return 0;
+}
+
 int results_write_json(const struct result_set *set, const char *path)
 {
 	json_t *root = results_to_json(set);
@@ -739,6 +893,9 @@ int results_read_json(const char *path, struct result_set **out)
 	int ret;
 
 	if ((ret = infile_read(path, INFILE_RESULTS, &text, &len)))
+		return ret;
+	ret = stream_read(text, len, path, out);
+	if (ret <= 0)
 		return ret;
 	root = json_loadb(text, len, 0, &jerr);
 	if (!root)

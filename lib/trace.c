@@ -3,6 +3,7 @@
 #include "attr.h"
 #include "log.h"
 #include "outcome.h"
+#include "results.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -550,7 +551,7 @@ json_t *trace_result_to_json(const struct trace_result *res, char *const argv[])
 	json_t *o = json_object(), *a = json_array();
 
 	for (size_t i = 0; argv && argv[i]; i++)
-		json_array_append_new(a, json_string(argv[i]));
+		json_array_append_new(a, results_json_string(argv[i]));
 	json_object_set_new(o, "argv", a);
 	a = json_array();
 	for (guint i = 0; i < res->calls->len; i++)
@@ -561,8 +562,9 @@ json_t *trace_result_to_json(const struct trace_result *res, char *const argv[])
 	else
 		json_object_set_new(o, "exit_code", json_integer(res->exit_code));
 	a = json_array();
+	/* perf's own bytes: json_string() would drop a line that is not UTF-8. */
 	for (guint i = 0; i < res->stderr_tail->len; i++)
-		json_array_append_new(a, json_string(res->stderr_tail->pdata[i]));
+		json_array_append_new(a, results_json_string(res->stderr_tail->pdata[i]));
 	json_object_set_new(o, "stderr_tail", a);
 	json_object_set_new(o, "stderr_lines", json_integer((json_int_t)res->stderr_lines));
 	return o;

@@ -78,5 +78,51 @@ if [ $rc -eq 1 ] && grep -q '"verdict": "REGRESSION"' "$tmp/out.json" &&
    grep -A8 '"abi_regression": \[' "$tmp/out.json" | grep -q '"new": "EOPNOTSUPP"'
 then echo "ok: --json"; else echo "FAIL: --json (exit $rc)"; fails=$((fails + 1)); fi
 
+# pmucanary/1 files (all of tests/data) diff and matrix exactly as the same
+# data written as pmucanary/2: attrs once, the cell's attr the final one,
+# indices, REJECTED for the profile's refusals. Same names in two
+# directories so that the outputs, which name the files, compare whole.
+if command -v jq >/dev/null; then
+	mkdir -p "$tmp/v1" "$tmp/v2"
+	m=$top/tests/data/matrix
+	for f in "$d"/probe-3.[678].json "$d"/run-3.*.json "$m"/*.json; do
+		b=$(basename "$f")
+		cp "$f" "$tmp/v1/$b"
+		jq '
+		def final: if ((.tries // []) | length) > 0 then .tries[-1].attr else .attr end;
+		([.cells[] | (select(.error == null) | final), ((.tries // [])[] | .attr)]
+		 | map(select(. != null)) | unique) as $a
+		| def ix($x): $a | index([$x]);
+		.schema = "pmucanary/2" | .attrs = $a
+		| .cells |= map(final as $f
+			| if .error then .outcome = "REJECTED" | del(.attr) else .attr = ix($f) end
+			| .tries = [(.tries // [])[] | .attr = ix(.attr)])' "$f" >"$tmp/v2/$b" || exit 1
+	done
+	same() {
+		local what=$1; shift
+		n=$((n + 1))
+		(cd "$tmp/v1" && "$bin" "$@" >"$tmp/out1" 2>&1; echo "exit $?" >>"$tmp/out1")
+		(cd "$tmp/v2" && "$bin" "$@" >"$tmp/out2" 2>&1; echo "exit $?" >>"$tmp/out2")
+		if cmp -s "$tmp/out1" "$tmp/out2" && grep -q . "$tmp/out1"; then
+			echo "ok: /1 and /2 alike: $what"
+		else
+			echo "FAIL: /1 and /2 differ: $what"; diff "$tmp/out1" "$tmp/out2" | head -20 | sed 's/^/    /'
+			fails=$((fails + 1))
+		fi
+	}
+	same "diff probe-3.6 probe-3.7" diff probe-3.6.json probe-3.7.json
+	same "diff run-3.6 run-3.7" diff run-3.6.json run-3.7.json
+	same "diff run-3.8 run-3.8-harm" diff run-3.8.json run-3.8-harm.json
+	same "diff --json run-3.8 run-3.8-missing" diff --json run-3.8.json run-3.8-missing.json
+	same "matrix of runs" matrix run-3.6.json run-3.7.json run-3.8.json
+	same "matrix --all of runs" matrix --all run-3.6.json run-3.7.json run-3.8.json
+	same "matrix of tests/data/matrix" matrix amd-3.6.json hsw-3.6.json ivb-3.6.json tcg-6.1.json
+	same "matrix --all of tests/data/matrix" matrix --all amd-3.6.json hsw-3.6.json ivb-3.6.json tcg-6.1.json
+	same "matrix --junit/--kcidb" matrix --errata "$top/scenarios/errata.ini" --junit /dev/stdout \
+		--kcidb /dev/stdout ivb-3.6.json hsw-3.6.json tcg-6.1.json
+else
+	echo "# jq not found: the /1 against /2 comparison is skipped"
+fi
+
 echo "$((n - fails)) of $n passed"
 [ $fails -eq 0 ]

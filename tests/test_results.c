@@ -6,8 +6,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "diff.h"
 #include "log.h"
 #include "results.h"
+#include "testutil.h"
 
 #include <errno.h>
 #include <glib.h>
@@ -417,6 +419,65 @@ static void test_utf8(void **state)
 	json_decref(s);
 }
 
+/* The /1 fixtures of tests/data, read and written back as /2 through the
+ * writer, read again: the same sets (matrix and diff say the same), and the
+ * file is /2 with fewer attrs than references. */
+static void test_v1_fixtures_round_trip(void **state)
+{
+	static const char *const files[] = {
+		"diff/probe-3.6.json", "diff/probe-3.7.json", "diff/probe-3.8.json",
+		"diff/run-3.6.json", "diff/run-3.7.json", "diff/run-3.8.json",
+		"diff/run-3.8-harm.json", "matrix/amd-3.6.json", "matrix/hsw-3.6.json",
+		"matrix/ivb-3.6.json", "matrix/tcg-6.1.json",
+	};
+	g_autofree char *top = test_top_dir();
+	g_autoptr(result_set) prev1 = NULL;
+	g_autoptr(result_set) prev2 = NULL;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+		g_autofree char *src = g_build_filename(top, "tests", "data", files[i], NULL);
+		g_autofree char *dst = g_build_filename(tmpdir, "v2.json", NULL);
+		g_autoptr(result_set) v1 = NULL;
+		g_autoptr(result_set) v2 = NULL;
+		g_autoptr(GString) m1 = g_string_new(NULL);
+		g_autoptr(GString) m2 = g_string_new(NULL);
+		g_autofree char *text = NULL;
+		json_t *a, *b;
+
+		if (results_read_json(src, &v1) < 0)
+			fail_msg("%s: %s", files[i], pc_errmsg());
+		assert_int_equal(results_write_json(v1, dst), 0);
+		assert_true(g_file_get_contents(dst, &text, NULL, NULL));
+		assert_non_null(strstr(text, "\"schema\":\"pmucanary/2\""));
+		if (results_read_json(dst, &v2) < 0)
+			fail_msg("%s as /2: %s", files[i], pc_errmsg());
+		a = results_to_json(v1);
+		b = results_to_json(v2);
+		if (!json_equal(a, b))
+			fail_msg("%s: not the same set after /2", files[i]);
+		json_decref(a);
+		json_decref(b);
+		results_format_matrix_opts(v1, &(struct results_matrix_opts){ .list_all = true }, m1);
+		results_format_matrix_opts(v2, &(struct results_matrix_opts){ .list_all = true }, m2);
+		assert_string_equal(m1->str, m2->str);
+		if (prev1) {
+			g_autoptr(diff_result) d1 = NULL;
+			g_autoptr(diff_result) d2 = NULL;
+			g_autofree char *t1 = NULL, *t2 = NULL;
+
+			assert_int_equal(diff_compare(prev1, "base", v1, "new", &d1), 0);
+			assert_int_equal(diff_compare(prev2, "base", v2, "new", &d2), 0);
+			t1 = diff_result_to_text(d1);
+			t2 = diff_result_to_text(d2);
+			assert_string_equal(t1, t2);
+		}
+		g_clear_pointer(&prev1, result_set_free);
+		g_clear_pointer(&prev2, result_set_free);
+		prev1 = g_steal_pointer(&v1);
+		prev2 = g_steal_pointer(&v2);
+	}
+}
+
 /* A second write replaces the file whole: readers see the old file or the
  * new one, and no temporary file stays behind. */
 static void test_overwrite(void **state)
@@ -612,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_bad_index),
 		cmocka_unit_test(test_rejected),
 		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_v1_fixtures_round_trip),
 		cmocka_unit_test(test_overwrite),
 		cmocka_unit_test(test_write_fails_cleanly),
 		cmocka_unit_test(test_spec_event),
