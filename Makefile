@@ -66,10 +66,11 @@ integration: all $(IT_BIN)
 # over the integration suites runs in the outer harness only; it_perfbin
 # and it_resume (4 min each under TCG) add guest time, not code: the runner's
 # resume and HOST_CRASH paths and perfbin's tracing run under ASan in
-# test_runner, test_perfbin, cli_probe.sh and cli_perf_debian.sh.
+# test_runner, test_perfbin, cli_probe.sh and cli_perf_debian.sh. cli_fuzz.sh
+# builds its own ASan+UBSan targets with clang: once is enough.
 , := ,
 CHECK_MODES := $(if $(filter 1,$(SANITIZE)),unit$(,)integration,all)
-CHECK_SUITES := $(if $(filter 1,$(SANITIZE)),!it_perfbin.sh !it_resume.sh)
+CHECK_SUITES := $(if $(filter 1,$(SANITIZE)),!it_perfbin.sh !it_resume.sh !cli_fuzz.sh)
 
 check:
 	$(MAKE) WERROR=1 all $(UNIT_BIN) $(IT_BIN)
@@ -84,9 +85,34 @@ lab-check: all
 mutants:
 	@tests/mutants.sh $(MUTANTS_ARGS)
 
+# libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang against a copy of
+# lib/ compiled with the same sanitizers, in $(BUILD)/fuzz/. Run by
+# tests/cli_fuzz.sh (a few seconds each) and bench/fuzz.sh (10^7 runs each).
+FUZZ_CC   ?= clang
+FUZZ_DIR  := $(BUILD)/fuzz
+FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+             -fno-omit-frame-pointer
+FUZZ_CFLAGS := $(filter-out -fsanitize=%,$(CFLAGS))
+FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_DIR)/%)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
+
+$(FUZZ_DIR)/lib/%.o: lib/%.c $(wildcard lib/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_DIR)/libpmucanary.a: $(FUZZ_LIB_OBJ)
+	ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DIR)/libpmucanary.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -DFUZZ_TOP='"$(CURDIR)"' \
+		-o $@ $< $(FUZZ_DIR)/libpmucanary.a $(LDLIBS)
+
+fuzz: $(FUZZ_BIN)
+
 bench: all $(BENCH_BIN)
 
 clean:
 	rm -rf build build-san
 
-.PHONY: all unit integration check lab-check mutants bench clean
+.PHONY: all unit integration check lab-check mutants fuzz bench clean

@@ -14,9 +14,11 @@ PACKAGES=(build-essential pkg-config qemu-system-x86 qemu-utils
 # Only the test suite needs these: jq for the CLI suites, xmllint for the
 # JUnit check, Chromium to look at the HTML report, and Debian's kernel
 # source with what building it takes for the lab suites' test kernels
-# (guest-images/kernel-build.sh).
+# (guest-images/kernel-build.sh), clang and its libFuzzer runtime for the
+# fuzz targets (tests/cli_fuzz.sh).
 TEST_PACKAGES=(jq libxml2-utils chromium python3
-	linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils)
+	linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils
+	clang libclang-rt-14-dev)
 
 say() { [ -n "${CI:-}" ] || [ -t 1 ] && echo "run.sh: $*"; true; }
 
