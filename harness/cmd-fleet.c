@@ -4,6 +4,7 @@
 #include "hbproto.h"
 #include "image.h"
 #include "infile.h"
+#include "inject.h"
 #include "log.h"
 #include "outfile.h"
 
@@ -79,6 +80,9 @@ int cmd_fleet(int argc, char **argv)
 	double selftest_at = 1.0;
 	g_autofree char *json_path = NULL, *uri = NULL, *kernel = NULL, *initrd = NULL;
 	g_autofree char *run_dir = NULL, *run_id = NULL;
+	g_autofree char *disk = NULL;
+	gboolean keep_disks = FALSE;
+	g_autoptr(inject_boot) boot = NULL;
 	g_auto(GStrv) selftests = NULL;
 	GOptionEntry entries[] = {
 		{ "guests", 'n', 0, G_OPTION_ARG_STRING, &guests_opt, "number of guests, 1..64 (2)", "N" },
@@ -102,6 +106,11 @@ int cmd_fleet(int argc, char **argv)
 		{ "run-id", 0, 0, G_OPTION_ARG_STRING, &run_id, "names guests pmucanary-<id>-<n> (pid)", "ID" },
 		{ "selftest", 0, 0, G_OPTION_ARG_STRING_ARRAY, &selftests,
 		  "make a guest misbehave: GUEST=panic|hang|corrupt|reboot|oops (repeatable)", "G=KIND" },
+		{ "disk", 0, 0, G_OPTION_ARG_FILENAME, &disk,
+		  "disk guests: boot each on a fresh overlay of this injected image "
+		  "(pmucanary image --inject) with the kernel and initrd taken from it", "OVERLAY" },
+		{ "keep", 0, 0, G_OPTION_ARG_NONE, &keep_disks,
+		  "with --disk: keep the guests' overlays (<dir of OVERLAY>/<guest>.qcow2)", NULL },
 		{ "selftest-at", 0, 0, G_OPTION_ARG_STRING, &selftest_at_opt,
 		  "seconds after boot to fire, 0..3600 (1)", "S" },
 		{ NULL }
@@ -150,6 +159,14 @@ int cmd_fleet(int argc, char **argv)
 		fprintf(stderr, "pmucanary fleet: --json: %s\n", pc_errmsg());
 		return EXIT_USAGE;
 	}
+	if (disk && inject_boot_load(disk, &boot) < 0) {
+		fprintf(stderr, "pmucanary fleet: --disk %s\n", pc_errmsg());
+		return EXIT_USAGE;
+	}
+	if (boot && !kernel) {
+		kernel = g_strdup(boot->kernel);
+		initrd = g_strdup(boot->initrd);
+	}
 	if (!kernel) {
 		struct image_options opt = { 0 };
 
@@ -177,6 +194,11 @@ int cmd_fleet(int argc, char **argv)
 	cfg.parallel = parallel;
 	cfg.force_tcg = tcg;
 	cfg.no_work = no_work;
+	if (boot) {
+		cfg.disk = boot->overlay;
+		cfg.disk_root = boot->cmdline_root;
+		cfg.keep_disks = keep_disks;
+	}
 	if (fleet_new(&cfg, &f) < 0) {
 		fprintf(stderr, "pmucanary fleet: %s\n", pc_errmsg());
 		return EXIT_INFRA;

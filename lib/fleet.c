@@ -5,6 +5,7 @@
  * (hang, stall, boot timeout), injects NMIs and completes evidence from the
  * console logs. Both take f->lock; libvirt is never called with it held. */
 #include "fleet.h"
+#include "inject.h"
 #include "heartbeat.h"
 #include "log.h"
 #include "virt.h"
@@ -74,6 +75,7 @@ struct guest {
 struct fleet {
 	struct fleet_config cfg;
 	char *uri, *run_id, *run_dir, *kernel, *initrd, *extra;
+	char *disk, *disk_root;       /* disk guests (fleet_config) */
 	struct fleet_share *shares;   /* deep copy of cfg->shares */
 	virConnectPtr conn;
 	int ev_ids[2];
@@ -134,9 +136,22 @@ char *fleet_kernel_cmdline(const struct fleet_config *cfg)
 			       cfg->no_work ? "off" : "on");
 	if (cfg->canary_mib)
 		g_string_append_printf(s, " pmucanary.canary_mib=%u", cfg->canary_mib);
+	if (cfg->disk && cfg->disk_root)
+		g_string_append_printf(s, " %s ro", cfg->disk_root);
 	if (cfg->extra_cmdline && *cfg->extra_cmdline)
 		g_string_append_printf(s, " %s", cfg->extra_cmdline);
 	return g_string_free(s, FALSE);
+}
+
+char *fleet_guest_disk(const struct fleet_config *cfg, const char *name)
+{
+	g_autofree char *dir = NULL;
+
+	if (!cfg->disk)
+		return NULL;
+	/* next to the injected overlay: QEMU reads that directory already */
+	dir = g_path_get_dirname(cfg->disk);
+	return g_strdup_printf("%s/%s.qcow2", dir, name);
 }
 
 static unsigned long long proc_starttime(pid_t pid)
@@ -216,6 +231,17 @@ static char *domain_xml(const struct fleet_config *cfg, enum fleet_accel accel, 
 		"  <devices>\n"
 		"    <controller type='usb' model='none'/>\n"
 		"    <controller type='virtio-serial' index='0'/>\n");
+	if (cfg->disk) {
+		g_autofree char *disk = fleet_guest_disk(cfg, name);
+		g_autofree char *e_disk = g_markup_escape_text(disk, -1);
+
+		g_string_append_printf(x,
+			"    <disk type='file' device='disk'>\n"
+			"      <driver name='qemu' type='qcow2' cache='unsafe'/>\n"
+			"      <source file='%s'/>\n"
+			"      <target dev='vda' bus='virtio'/>\n"
+			"    </disk>\n", e_disk);
+	}
 	for (size_t i = 0; i < cfg->share_count; i++) {
 		g_autofree char *src = g_markup_escape_text(cfg->shares[i].source, -1);
 		g_autofree char *tag = g_markup_escape_text(cfg->shares[i].tag, -1);
@@ -757,6 +783,10 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 	f->kernel = g_canonicalize_filename(cfg->kernel, NULL);
 	f->initrd = g_canonicalize_filename(cfg->initrd, NULL);
 	f->extra = g_strdup(cfg->extra_cmdline);
+	f->disk = cfg->disk ? g_canonicalize_filename(cfg->disk, NULL) : NULL;
+	f->disk_root = g_strdup(cfg->disk_root);
+	f->cfg.disk = f->disk;
+	f->cfg.disk_root = f->disk_root;
 	f->cfg.uri = f->uri;
 	f->cfg.run_id = f->run_id;
 	f->cfg.run_dir = f->run_dir;
@@ -825,6 +855,18 @@ fail:
 	return rc;
 }
 
+/* A disk guest's incarnation starts from the injected image: one harm
+ * cannot leak into the next batch. */
+static int guest_disk_fresh(struct fleet *f, struct guest *g)
+{
+	g_autofree char *disk = fleet_guest_disk(&f->cfg, g->name);
+
+	if (!disk)
+		return 0;
+	unlink(disk);
+	return inject_overlay_create(f->cfg.disk, disk);
+}
+
 /* Starts guest g (state BOOTING) or records INFRA. Caller holds no lock. */
 static int guest_boot(struct fleet *f, struct guest *g)
 {
@@ -853,7 +895,9 @@ static int guest_boot(struct fleet *f, struct guest *g)
 
 	/* QEMU (user libvirt-qemu) may open the console file itself */
 	unlink(g->console);
-	rc = virt_domain_create(f->conn, xml, true, &dom);
+	rc = guest_disk_fresh(f, g);
+	if (rc == 0)
+		rc = virt_domain_create(f->conn, xml, true, &dom);
 	pc_debug("%s: domain started in %.0f ms", g->name, (g_get_monotonic_time() - g->started_us) / 1e3);
 	if (rc == 0)
 		rc = virt_channel_open(f->conn, dom, HB_PORT_NAME, stream_event, g, &st);
@@ -941,6 +985,11 @@ static void guest_stop(struct fleet *f, struct guest *g)
 	if (dom && !lost && virt_domain_destroy(dom) < 0)
 		pc_warn("%s: %s", g->name, pc_errmsg());
 	virt_domain_free(dom);
+	if (f->cfg.disk && !f->cfg.keep_disks) {
+		g_autofree char *disk = fleet_guest_disk(&f->cfg, g->name);
+
+		unlink(disk);
+	}
 	g_mutex_lock(&f->lock);
 	if (g->state != GUEST_STATE_INFRA)
 		g->state = GUEST_STATE_OFF;
@@ -992,6 +1041,8 @@ void fleet_free(struct fleet *f)
 	g_free(f->kernel);
 	g_free(f->initrd);
 	g_free(f->extra);
+	g_free(f->disk);
+	g_free(f->disk_root);
 	for (size_t i = 0; f->shares && i < f->cfg.share_count; i++) {
 		g_free((char *)f->shares[i].source);
 		g_free((char *)f->shares[i].tag);

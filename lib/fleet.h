@@ -32,7 +32,8 @@
  * and passes the fd, so run_dir need not be reachable by libvirt-qemu; the
  * kernel and initrd must be), the heartbeat as a unix channel in bind mode
  * with no path (libvirt's own socket) read through virDomainOpenChannel and
- * a non-blocking stream, no USB/balloon/graphics/network/disk.
+ * a non-blocking stream, no USB/balloon/graphics/network, and no disk but
+ * a disk guest's overlay (virtio-blk vda; the root= word on the cmdline).
  * on_crash=preserve (then the fleet resumes the guest for 0.4 s so that a
  * panic raised in NMI context flushes its console, and pauses it again),
  * on_reboot=restart (seen as a REBOOT event and a new boot id),
@@ -99,6 +100,13 @@ struct fleet_config {
 				   * users; a deliberate choice for lab hosts only */
 	bool nested;              /* expose the CPU's vmx/svm (and under KVM the
 				   * vPMU) so that the guest can run KVM guests */
+	/* Disk guests (lib/inject.h): each incarnation of guest n boots on a
+	 * fresh qcow2 <dir of disk>/<name>.qcow2 over disk, on virtio-blk
+	 * (kernel and initrd are then the ones copied out of the image);
+	 * removed when the guest stops unless keep_disks. */
+	const char *disk;         /* an injected overlay; NULL: initramfs guests */
+	const char *disk_root;    /* its root= word, e.g. "root=UUID=..." */
+	bool keep_disks;
 };
 
 enum guest_state {
@@ -195,6 +203,8 @@ json_t *fleet_json(struct fleet *f);
 /* The domain XML for guest n (exposed for the unit tests). */
 char *fleet_domain_xml(const struct fleet_config *cfg, enum fleet_accel accel,
 		       const char *name, const char *console_path, unsigned int n);
+/* Disk guests: the per-guest overlay of guest name (NULL without a disk). */
+char *fleet_guest_disk(const struct fleet_config *cfg, const char *name);
 /* The kernel command line the guests get. */
 char *fleet_kernel_cmdline(const struct fleet_config *cfg);
 

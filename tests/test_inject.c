@@ -1,0 +1,223 @@
+/* Tests for lib/inject: the parts that need no appliance (init detection,
+ * the hooks' text, kernel choice, the checks before a launch, the boot
+ * manifest) and the disk guest's domain XML. Real images are in
+ * tests/it_inject.sh. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "fleet.h"
+#include "inject.h"
+#include "log.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void test_init_detect(void **state)
+{
+	struct inject_init_facts busybox = { .sbin_init_link = "/bin/busybox",
+					     .sbin_init_exists = true, .inittab = true };
+	struct inject_init_facts busybox_no_tab = { .sbin_init_link = "../bin/busybox",
+						    .sbin_init_exists = true };
+	struct inject_init_facts systemd = { .sbin_init_link = "/lib/systemd/systemd",
+					     .sbin_init_exists = true, .systemd_binary = true,
+					     .systemd_dir = true };
+	/* usr-merged Debian: /sbin/init -> ../lib/systemd/systemd */
+	struct inject_init_facts systemd_rel = { .sbin_init_link = "../lib/systemd/systemd",
+						 .sbin_init_exists = true };
+	struct inject_init_facts systemd_no_link = { .systemd_binary = true, .systemd_dir = true };
+	struct inject_init_facts sysv = { .sbin_init_exists = true, .systemd_binary = true,
+					  .inittab = true };
+	struct inject_init_facts none = { 0 };
+	struct inject_init_facts openrc = { .sbin_init_link = "/sbin/openrc-init",
+					    .sbin_init_exists = true };
+
+	(void)state;
+	assert_int_equal(inject_init_detect(&busybox), INJECT_INIT_BUSYBOX);
+	assert_int_equal(inject_init_detect(&busybox_no_tab), INJECT_INIT_BUSYBOX);
+	assert_int_equal(inject_init_detect(&systemd), INJECT_INIT_SYSTEMD);
+	assert_int_equal(inject_init_detect(&systemd_rel), INJECT_INIT_SYSTEMD);
+	assert_int_equal(inject_init_detect(&systemd_no_link), INJECT_INIT_SYSTEMD);
+	assert_int_equal(inject_init_detect(&sysv), INJECT_INIT_SYSVINIT);
+	assert_int_equal(inject_init_detect(&none), -ENOTSUP);
+	assert_non_null(strstr(pc_errmsg(), "unknown init"));
+	assert_non_null(strstr(pc_errmsg(), "missing"));
+	assert_int_equal(inject_init_detect(&openrc), -ENOTSUP);
+	assert_non_null(strstr(pc_errmsg(), "openrc-init"));
+	assert_string_equal(inject_init_name(INJECT_INIT_BUSYBOX), "busybox");
+	assert_string_equal(inject_init_name(INJECT_INIT_COUNT), "?");
+}
+
+static void test_systemd_unit(void **state)
+{
+	g_autofree char *u = inject_systemd_unit();
+
+	(void)state;
+	assert_non_null(strstr(u, "\nExecStart=" INJECT_AGENT_PATH " --service\n"));
+	/* a restarted agent restarts seq: a false GUEST_REBOOT */
+	assert_non_null(strstr(u, "\nRestart=no\n"));
+	assert_non_null(strstr(u, "\nWantedBy=multi-user.target\n"));
+}
+
+static void test_inittab(void **state)
+{
+	g_autofree char *bb_new = inject_inittab(INJECT_INIT_BUSYBOX, NULL);
+	g_autofree char *bb_old = inject_inittab(INJECT_INIT_BUSYBOX, "::sysinit:/etc/init.d/rcS");
+	g_autofree char *again = inject_inittab(INJECT_INIT_BUSYBOX, bb_old);
+	g_autofree char *sysv = inject_inittab(INJECT_INIT_SYSVINIT, "id:2:initdefault:\n");
+
+	(void)state;
+	/* busybox's defaults survive an inittab that did not exist */
+	assert_non_null(strstr(bb_new, "::sysinit:/etc/init.d/rcS\n"));
+	assert_non_null(strstr(bb_new, "\n::once:" INJECT_AGENT_PATH " --service\n"));
+	/* a line without its newline is finished, not glued to ours */
+	assert_true(g_str_has_prefix(bb_old, "::sysinit:/etc/init.d/rcS\n# "));
+	assert_non_null(strstr(bb_old, "\n::once:" INJECT_AGENT_PATH " --service\n"));
+	assert_string_equal(again, bb_old);
+	assert_true(g_str_has_prefix(sysv, "id:2:initdefault:\n"));
+	assert_non_null(strstr(sysv, "\npmca:2345:once:" INJECT_AGENT_PATH " --service\n"));
+	assert_null(strstr(sysv, "::once:"));
+}
+
+static void test_pick_kernel(void **state)
+{
+	char *deb[] = { "config-6.1.0-9-amd64", "initrd.img-6.1.0-10-amd64", "vmlinuz-6.1.0-9-amd64",
+			"vmlinuz-6.1.0-10-amd64", "initrd.img-6.1.0-9-amd64", "System.map", NULL };
+	char *fedora[] = { "vmlinuz-6.5.6-300.fc39.x86_64", "initramfs-6.5.6-300.fc39.x86_64.img",
+			   "vmlinuz-0-rescue-abc", "grub2", NULL };
+	char *bare[] = { "vmlinuz-6.1.0-1-amd64", NULL };
+	char *none[] = { "grub", "vmlinuz-", "config-6.1", NULL };
+	g_autofree char *k = NULL, *r = NULL, *i = NULL;
+
+	(void)state;
+	assert_int_equal(inject_pick_kernel(deb, &k, &r, &i), 0);
+	/* version order: 10 after 9 */
+	assert_string_equal(k, "vmlinuz-6.1.0-10-amd64");
+	assert_string_equal(r, "6.1.0-10-amd64");
+	assert_string_equal(i, "initrd.img-6.1.0-10-amd64");
+	g_clear_pointer(&k, g_free);
+	g_clear_pointer(&r, g_free);
+	g_clear_pointer(&i, g_free);
+	assert_int_equal(inject_pick_kernel(fedora, &k, &r, &i), 0);
+	assert_string_equal(k, "vmlinuz-6.5.6-300.fc39.x86_64");
+	assert_string_equal(i, "initramfs-6.5.6-300.fc39.x86_64.img");
+	g_clear_pointer(&k, g_free);
+	g_clear_pointer(&r, g_free);
+	g_clear_pointer(&i, g_free);
+	assert_int_equal(inject_pick_kernel(bare, &k, &r, &i), 0);
+	assert_null(i);
+	g_clear_pointer(&k, g_free);
+	g_clear_pointer(&r, g_free);
+	assert_int_equal(inject_pick_kernel(none, &k, &r, &i), -ENOENT);
+}
+
+static void test_guest_device(void **state)
+{
+	g_autofree char *a = inject_guest_device("/dev/sda1");
+	g_autofree char *b = inject_guest_device("/dev/sda");
+	g_autofree char *c = inject_guest_device("/dev/mapper/vg-root");
+
+	(void)state;
+	assert_string_equal(a, "/dev/vda1");
+	assert_string_equal(b, "/dev/vda");
+	assert_string_equal(c, "/dev/mapper/vg-root");
+}
+
+static void test_precheck(void **state)
+{
+	g_autofree char *dir = test_tmpdir("test_inject");
+	g_autofree char *small = g_build_filename(dir, "notes.txt", NULL);
+	g_autofree char *big = g_build_filename(dir, "disk.img", NULL);
+	g_autofree char *missing = g_build_filename(dir, "nope.img", NULL);
+	g_autofree char *zeros = g_malloc0(128 * 1024);
+
+	(void)state;
+	assert_true(g_file_set_contents(small, "not a disk\n", -1, NULL));
+	assert_true(g_file_set_contents(big, zeros, 128 * 1024, NULL));
+	assert_int_equal(inject_precheck(small), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "notes.txt: not a disk image"));
+	assert_int_equal(inject_precheck(dir), -EINVAL);
+	assert_int_equal(inject_precheck(missing), -ENOENT);
+	assert_non_null(strstr(pc_errmsg(), "nope.img"));
+	assert_int_equal(inject_precheck(big), 0);
+	test_tmpdir_remove(dir);
+}
+
+static void test_boot_load(void **state)
+{
+	g_autofree char *dir = test_tmpdir("test_inject");
+	g_autofree char *ov = g_build_filename(dir, "g.qcow2", NULL);
+	g_autofree char *man = g_strdup_printf("%s.json", ov);
+	g_autoptr(inject_boot) b = NULL;
+	struct inject_report r = { .disk = "/d.img", .overlay = ov, .kernel_path = "/k",
+				   .initrd_path = "/i", .cmdline_root = "root=UUID=abc",
+				   .init = INJECT_INIT_BUSYBOX };
+	json_t *j;
+
+	(void)state;
+	assert_int_equal(inject_boot_load(ov, &b), -ENOENT);
+	assert_non_null(strstr(pc_errmsg(), "image --inject"));
+	/* what inject_disk() writes is what the fleet reads */
+	j = inject_report_json(&r);
+	assert_string_equal(json_string_value(json_object_get(j, "init")), "busybox");
+	assert_int_equal(json_dump_file(j, man, 0), 0);
+	json_decref(j);
+	assert_int_equal(inject_boot_load(ov, &b), 0);
+	assert_string_equal(b->kernel, "/k");
+	assert_string_equal(b->initrd, "/i");
+	assert_string_equal(b->cmdline_root, "root=UUID=abc");
+	assert_string_equal(b->overlay, ov);
+	g_clear_pointer(&b, inject_boot_free);
+	assert_true(g_file_set_contents(man, "{\"boot\": {}}", -1, NULL));
+	assert_int_equal(inject_boot_load(ov, &b), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "boot.kernel_path"));
+	assert_true(g_file_set_contents(man, "{\"boot\":", -1, NULL));
+	assert_int_equal(inject_boot_load(ov, &b), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "line 1"));
+	test_tmpdir_remove(dir);
+}
+
+/* A disk guest boots its own overlay on virtio-blk with the image's root=;
+ * an initramfs guest has no disk. */
+static void test_disk_guest_xml(void **state)
+{
+	struct fleet_config cfg = { .guests = 1, .kernel = "/k", .initrd = "/i", .run_id = "r",
+				    .disk = "/var/tmp/x/base.qcow2", .disk_root = "root=UUID=abc" };
+	g_autofree char *xml = fleet_domain_xml(&cfg, FLEET_ACCEL_TCG, "pmucanary-r-0", "/c", 0);
+	g_autofree char *plain = NULL;
+	g_autofree char *disk = fleet_guest_disk(&cfg, "pmucanary-r-0");
+
+	(void)state;
+	assert_string_equal(disk, "/var/tmp/x/pmucanary-r-0.qcow2");
+	assert_non_null(strstr(xml, "<source file='/var/tmp/x/pmucanary-r-0.qcow2'/>"));
+	assert_non_null(strstr(xml, "<target dev='vda' bus='virtio'/>"));
+	assert_non_null(strstr(xml, "type='qcow2'"));
+	assert_non_null(strstr(xml, " root=UUID=abc ro"));
+	cfg.disk = NULL;
+	plain = fleet_domain_xml(&cfg, FLEET_ACCEL_TCG, "pmucanary-r-0", "/c", 0);
+	assert_null(strstr(plain, "<disk"));
+	assert_null(strstr(plain, "root="));
+	assert_null(fleet_guest_disk(&cfg, "pmucanary-r-0"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_init_detect),
+		cmocka_unit_test(test_systemd_unit),
+		cmocka_unit_test(test_inittab),
+		cmocka_unit_test(test_pick_kernel),
+		cmocka_unit_test(test_guest_device),
+		cmocka_unit_test(test_precheck),
+		cmocka_unit_test(test_boot_load),
+		cmocka_unit_test(test_disk_guest_xml),
+	};
+
+	log_set_level(LOG_ERROR);
+	return test_run_group(tests, NULL, NULL);
+}
