@@ -25,6 +25,9 @@ UNIT_SRC := $(sort $(wildcard tests/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 IT_SRC   := $(sort $(wildcard tests/it_*.c))
 IT_BIN   := $(IT_SRC:tests/%.c=$(BUILD)/tests/%)
+# Programs the integration suites run (tests/helper_*.c): not suites.
+HELPER_SRC := $(sort $(wildcard tests/helper_*.c))
+HELPER_BIN := $(HELPER_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC:= $(sort $(wildcard bench/*.c))
 BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
@@ -58,7 +61,7 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libpmucanary.a
 unit: all $(UNIT_BIN)
 	@tests/run-tests $(BUILD) unit
 
-integration: all $(IT_BIN)
+integration: all $(IT_BIN) $(HELPER_BIN)
 	@tests/run-tests $(BUILD) integration
 
 # The sanitizer pass repeats the unit and integration suites but three:
@@ -73,7 +76,7 @@ CHECK_MODES := $(if $(filter 1,$(SANITIZE)),unit$(,)integration,all)
 CHECK_SUITES := $(if $(filter 1,$(SANITIZE)),!it_perfbin.sh !it_resume.sh !cli_fuzz.sh)
 
 check:
-	$(MAKE) WERROR=1 all $(UNIT_BIN) $(IT_BIN)
+	$(MAKE) WERROR=1 all $(UNIT_BIN) $(IT_BIN) $(HELPER_BIN)
 	@tests/run-tests $(BUILD) $(CHECK_MODES) $(CHECK_SUITES)
 
 lab-check: all

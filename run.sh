@@ -9,16 +9,17 @@ cd "$(dirname "$0")"
 
 PACKAGES=(build-essential pkg-config qemu-system-x86 qemu-utils
 	libvirt-daemon-system libvirt-clients libvirt-dev libcmocka-dev
-	libglib2.0-dev libjansson-dev libarchive-dev linux-image-amd64
-	linux-perf)
+	libglib2.0-dev libjansson-dev libarchive-dev libguestfs-dev
+	linux-image-amd64 linux-perf)
 # Only the test suite needs these: jq for the CLI suites, xmllint for the
 # JUnit check, Chromium to look at the HTML report, and Debian's kernel
 # source with what building it takes for the lab suites' test kernels
 # (guest-images/kernel-build.sh), clang and its libFuzzer runtime for the
-# fuzz targets (tests/cli_fuzz.sh).
+# fuzz targets (tests/cli_fuzz.sh), busybox-static for the disk images
+# tests/it_inject.sh builds.
 TEST_PACKAGES=(jq libxml2-utils chromium python3
 	linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils
-	clang libclang-rt-14-dev)
+	clang libclang-rt-14-dev busybox-static)
 
 say() { [ -n "${CI:-}" ] || [ -t 1 ] && echo "run.sh: $*"; true; }
 
