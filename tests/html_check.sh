@@ -2,9 +2,10 @@
 # The HTML heatmap as a browser shows it: headless Chromium loads the page
 # written by `pmucanary matrix --html` inside a small probe page (an
 # iframe, same directory), lets the page's own script run, then the probe
-# reads what is on screen: computed cell colours per outcome class and harm
-# kind, cell texts and titles, the tooltip after a hover, the limitation
-# lines, and that no hostile string from the inputs became an element.
+# reads what is on screen: each tile's computed colour per outcome class and
+# harm kind, its number, the tooltip after a hover, the drill-down after a
+# click (outcome, k/n, tries, evidence), the limitation lines, and that no
+# hostile string from the inputs became an element.
 #
 # Called by cli_matrix.sh; standalone: tests/html_check.sh [OUTDIR]
 # Needs: chromium (Debian package "chromium"). Without it: prints SKIP and
@@ -34,36 +35,47 @@ if [ $rc -ne 1 ] || [ ! -s "$out/report.html" ]; then
 	exit 1
 fi
 
-cat >"$out/probe.html" <<'EOF'
+# tests/heatmap_probe.js names every tile by cpu|kernel|profile|event|class.
+cat >"$out/probe.html" <<EOF
 <!DOCTYPE html>
 <html><head><meta charset="utf-8"></head><body>
 <pre id="out">probe did not run</pre>
 <iframe id="f" src="report.html" width="1400" height="900"></iframe>
+<script>$(cat "$top/tests/heatmap_probe.js")</script>
 <script>
 document.getElementById('f').addEventListener('load', function () {
   var d = this.contentDocument, w = this.contentWindow, out = [];
   if (!d) { document.getElementById('out').textContent = 'no access to report'; return; }
   out.push('js=' + d.body.getAttribute('data-js'));
   out.push('status=' + d.getElementById('js-status').textContent);
-  d.querySelectorAll('td.cell').forEach(function (td) {
+  d.querySelectorAll('td.tile').forEach(function (td) {
     var cs = w.getComputedStyle(td);
-    out.push('cell|' + td.className + '|' + cs.backgroundColor + '|' +
-             cs.backgroundImage.split('(')[0] + '|' + td.textContent + '|' +
-             (td.getAttribute('title') || '').split('\n')[1]);
+    out.push('tile|' + tileName(td) + '|' + td.className + '|' + cs.backgroundColor + '|' +
+             cs.backgroundImage.split('(')[0] + '|' + td.textContent);
   });
-  var harm = d.querySelector('td.v-harm');
-  harm.dispatchEvent(new w.MouseEvent('mouseenter', {bubbles: false}));
-  harm.dispatchEvent(new w.MouseEvent('mousemove', {clientX: 50, clientY: 60}));
+  d.querySelectorAll('#findings li').forEach(function (li) { out.push('finding|' + li.textContent); });
+  var harm = findTile(d, 'AuthenticAMD 16/4/3', '3.6.11', 'perf-3.6', 'cycles', 'p');
+  harm.dispatchEvent(new w.MouseEvent('mouseover', {bubbles: true}));
+  harm.dispatchEvent(new w.MouseEvent('mousemove', {bubbles: true, clientX: 50, clientY: 60}));
   var tip = d.getElementById('tip');
-  out.push('tip|' + w.getComputedStyle(tip).display + '|' + tip.textContent.split('\n')[0]);
-  d.querySelectorAll('li.limitation').forEach(function (li) {
-    out.push('limitation|' + li.textContent);
-  });
-  out.push('elements|script=' + d.querySelectorAll('script').length +
-           ' img=' + d.querySelectorAll('img').length +
-           ' b=' + d.querySelectorAll('b').length +
-           ' i=' + d.querySelectorAll('i').length);
-  document.getElementById('out').textContent = out.join('\n');
+  out.push('tip|' + w.getComputedStyle(tip).display + '|' + tip.textContent.split('\n').join('|'));
+  harm.click();
+  out.push('hash|' + w.location.hash);
+  drillLines(d).forEach(function (l) { out.push('drill|' + l); });
+  var links = d.querySelectorAll('#findings li.f-harm a'), xss = null;
+  for (var i = 0; i < links.length; i++) if (links[i].textContent.indexOf('alert(1)') >= 0) xss = links[i];
+  xss.click();
+  setTimeout(function () {
+    drillLines(d).forEach(function (l) { out.push('xss|' + l); });
+    d.querySelectorAll('li.limitation').forEach(function (li) {
+      out.push('limitation|' + li.textContent);
+    });
+    out.push('elements|script=' + d.querySelectorAll('script').length +
+             ' img=' + d.querySelectorAll('img').length +
+             ' b=' + d.querySelectorAll('b').length +
+             ' i=' + d.querySelectorAll('i').length);
+    document.getElementById('out').textContent = out.join('\n');
+  }, 100);
 });
 </script>
 </body></html>
@@ -96,22 +108,31 @@ none() { # none DESCRIPTION EXTENDED-REGEX
 	else echo "ok: $1"; fi
 }
 
+T='^tile\|'
 want "the page's script ran" '^js=ready$'
-want "script counted cells" '^status=hover a cell for its evidence; 14 cells, 2 failing, 2 known errata$'
-want "unexplained crash is dark red" '^cell\|cell v-harm c-harm o-GUEST_CRASH\|rgb\(183, 28, 28\)\|none\|CRASH!\|outcome GUEST_CRASH \(harm\), k/n 1/3$'
-want "known erratum is striped, not red" '^cell\|cell v-known c-harm o-GUEST_CRASH\|[^|]*\|repeating-linear-gradient\|CRASH~\|outcome GUEST_CRASH \(harm\), k/n 3/3$'
-want "known corruption is striped" '^cell\|cell v-known c-harm o-GUEST_CORRUPTION\|[^|]*\|repeating-linear-gradient\|CORRUPT~\|'
-want "OK is green" '^cell\|cell v-pass c-ok o-OK\|rgb\(200, 230, 201\)\|none\|ok\|outcome OK \(ok\)'
-want "errno is amber" '^cell\|cell v-pass c-errno o-ENOENT\|rgb\(255, 243, 196\)\|none\|NOENT\|'
-want "INFRA is violet" '^cell\|cell v-infra c-infra o-INFRA\|rgb\(209, 196, 233\)\|none\|infra\?\|outcome INFRA'
-want "rejected spec is grey" '^cell\|cell v-rejected c-errno o-EINVAL\|rgb\(238, 238, 238\)\|none\|rej\|'
-want "absent cell" '^cell\|cell v-absent\|rgb\(250, 250, 250\)\|none\|-\|'
-want "hover shows the tooltip with the cell" '^tip\|block\|kernel 3.6.11, profile perf-3.6, spec cycles:pp$'
+want "script counted cells and tiles" '^status=14 cells in 14 tiles, 2 failing, 2 known errata; click a tile for its cells$'
+want "unexplained crash is dark red" "${T}AuthenticAMD 16/4/3\|3\.6\.11\|perf-3\.6\|cycles\|p\|tile v-harm c-harm o-GUEST_CRASH( x-diff)?\|rgb\(183, 28, 28\)\|none\|1$"
+want "known erratum is striped, not red" "${T}GenuineIntel 6/58/9\|3\.6\.11\|perf-3\.6\|cycles\|p\|tile v-known c-harm o-GUEST_CRASH[^|]*\|[^|]*\|repeating-linear-gradient\|1$"
+want "known corruption is striped" "${T}GenuineIntel 6/63/2\|3\.6\.11\|perf-3\.6\|cycles\|p\|tile v-known c-harm o-GUEST_CORRUPTION[^|]*\|[^|]*\|repeating-linear-gradient\|1$"
+want "OK is green" "${T}GenuineIntel 6/58/9\|3\.6\.11\|perf-3\.7\|cycles\|p\|tile v-pass c-ok o-OK\|rgb\(200, 230, 201\)\|none\|1$"
+want "errno is amber" "${T}AuthenticAMD 25/1/1\|6\.1\.0-18-amd64\|perf-6\.1\|cycles\|p\|tile v-pass c-errno o-ENOENT\|rgb\(255, 243, 196\)\|none\|1$"
+want "INFRA is violet" "${T}GenuineIntel 6/63/2\|3\.6\.11\|perf-3\.6\|cpu-clock\|u/k/h\|tile v-infra c-infra o-INFRA\|rgb\(209, 196, 233\)\|none\|1$"
+want "rejected spec is grey" "${T}AuthenticAMD 25/1/1\|6\.1\.0-18-amd64\|perf-6\.1\|cycles\|S\|tile v-rejected c-rejected o-REJECTED\|rgb\(238, 238, 238\)\|none\|1$"
+want "no cell: an empty tile" "${T}GenuineIntel 6/58/9\|3\.6\.11\|perf-3\.7\|cpu-clock\|u/k/h\|tile v-absent\|rgb\(250, 250, 250\)\|none\|$"
+want "harm is a finding, linked" '^finding\|harmcpu AuthenticAMD 16/4/3: 3\.6\.11 perf-3\.6: cycles · p 1 harmful \(GUEST_CRASH 1\)$'
+want "known erratum is a finding" '^finding\|knowncpu GenuineIntel 6/63/2: 3\.6\.11 perf-3\.6: cycles · p 1 harmful, a known erratum \(GUEST_CORRUPTION 1\)$'
+want "hover shows the tooltip with the tile" '^tip\|block\|kernel 3\.6\.11, profile perf-3\.6\|event cycles, modifiers p \([^|]*\)\|1 cell: GUEST_CRASH 1\|1 harmful, no known erratum explains it'
+want "a click puts the tile in the fragment" '^hash\|#t=[0-9]+\.[0-9]+$'
+want "drill-down: the cell" '^drill\|cell\|cycles:pp\|GUEST_CRASH$'
+want "drill-down: outcome and k/n" '^drill\|head\|outcome GUEST_CRASH \(harm\), k/n 1/3$'
+want "drill-down: the try" '^drill\|try\|try 1: size=96 sample_freq=4000 disabled=1 inherit=1 freq=1 precise_ip=2 -> GUEST_CRASH$'
+want "drill-down: evidence" '^drill\|evidence\|evidence: console \(guest 0\): BUG: unable to handle kernel paging request$'
+want "hostile spec shown as text" '^xss\|cell\|<script>alert\(1\)</script>\|GUEST_CRASH$'
+want "hostile evidence shown as text" '^xss\|evidence\|evidence: console \(guest 0\): </title><script>alert\(2\)</script><img src=x onerror=alert\(3\)> & "quoted"'
 want "TCG limitation shown" '^limitation\|limitation: accel is tcg: TCG cannot show'
 want "no-PMU limitation shown" '^limitation\|limitation: no hardware PMU on this host'
-want "hostile spec shown as text" '^cell\|cell v-harm[^|]*\|[^|]*\|none\|CRASH!\|'
 want "hostile limitation shown as text" '^limitation\|limitation: limitation with <script>alert\(5\)</script>$'
-want "no element injected" '^elements\|script=1 img=0 b=0 i=0$'
+want "no element injected" '^elements\|script=2 img=0 b=0 i=0$'
 none "no script error reached the probe" '^probe did not run|no access to report'
 
 if [ $fails -ne 0 ]; then
