@@ -91,25 +91,44 @@ enum kmsg_class kmsg_classify(const char *message)
 	return KMSG_CLASS_NONE;
 }
 
+/* One decimal field of a record's prefix, up to max, ending at one of
+ * stops: strtoull took "-1" as 2^64 - 1, and " 5" and "+5". */
+static bool kmsg_field(char **p, guint64 max, const char *stops, guint64 *out)
+{
+	guint64 v = 0;
+	char *s = *p;
+
+	if (!g_ascii_isdigit(*s))
+		return false;
+	for (; g_ascii_isdigit(*s); s++) {
+		if (v > (max - (guint64)(*s - '0')) / 10)
+			return false;
+		v = v * 10 + (guint64)(*s - '0');
+	}
+	if (!strchr(stops, *s))
+		return false;
+	*out = v;
+	*p = s;
+	return true;
+}
+
+/* syslog's facility is 8 bits in the kernel's prefix: prio = fac << 3 | level */
+#define KMSG_PRIO_MAX 2047
+
 int kmsg_record_parse(const char *buf, size_t len, struct kmsg_record *out)
 {
 	g_autofree char *text = g_strndup(buf, len);
-	char *semi = strchr(text, ';'), *end, *nl;
-	unsigned long long prio, seq, ts;
+	char *semi = strchr(text, ';'), *nl, *p = text;
+	guint64 prio, seq, ts;
 
 	memset(out, 0, sizeof(*out));
 	if (!semi)
 		return -EINVAL;
 	*semi = '\0';
-	errno = 0;
-	prio = strtoull(text, &end, 10);
-	if (*end != ',' || errno)
-		return -EINVAL;
-	seq = strtoull(end + 1, &end, 10);
-	if (*end != ',' || errno)
-		return -EINVAL;
-	ts = strtoull(end + 1, &end, 10);
-	if ((*end != ',' && *end != '\0') || errno)
+	/* strchr's stops include the terminator: "" means "at the end" */
+	if (!kmsg_field(&p, KMSG_PRIO_MAX, ",", &prio) || !*p++ ||
+	    !kmsg_field(&p, G_MAXUINT64, ",", &seq) || !*p++ ||
+	    !kmsg_field(&p, G_MAXUINT64, ",", &ts))
 		return -EINVAL;
 	nl = strchr(semi + 1, '\n');
 	if (nl)

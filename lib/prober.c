@@ -34,10 +34,17 @@ struct prober {
 static int paranoid_level(void)
 {
 	g_autofree char *text = NULL;
+	gint64 v;
 
+	/* the kernel's default when unknown: atoi read "abc" as 0, "fully
+	 * open", and wrapped what overflowed */
 	if (!g_file_get_contents(PARANOID_PATH, &text, NULL, NULL))
-		return 2; /* the kernel's default when unknown */
-	return atoi(text);
+		return 2;
+	g_strstrip(text);
+	if (!(g_ascii_isdigit(*text) || (*text == '-' && g_ascii_isdigit(text[1]))) ||
+	    !g_ascii_string_to_signed(text, 10, G_MININT, G_MAXINT, &v, NULL))
+		return 2;
+	return (int)v;
 }
 
 int prober_new(const struct prober_opts *opts, struct prober **out)

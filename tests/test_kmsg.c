@@ -94,6 +94,20 @@ static void test_record_parse(void **state)
 
 	assert_int_equal(kmsg_record_parse("garbage", 7, &r), -EINVAL);
 	assert_int_equal(kmsg_record_parse("x,1,2,-;m", 9, &r), -EINVAL);
+	/* The prefix is the kernel's decimal, bounded: never a wrapped or
+	 * saturated number (strtoull took "-1" as 2^64 - 1). */
+	static const char *const bad[] = {
+		"-1,1,2,-;m", "+4,1,2,-;m", " 4,1,2,-;m", "4,-1,2,-;m", "4,1, 2,-;m",
+		"2048,1,2,-;m", "4,18446744073709551616,2,-;m", "4,1,99999999999999999999,-;m",
+		"4,,2,-;m", "4,1,2x;m", ",1,2;m",
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
+		if (kmsg_record_parse(bad[i], strlen(bad[i]), &r) != -EINVAL)
+			fail_msg("kmsg record \"%s\" was accepted", bad[i]);
+	assert_int_equal(kmsg_record_parse("2047,18446744073709551615,0;m", 29, &r), 0);
+	assert_int_equal(r.facility, 255);
+	assert_true(r.seq == G_MAXUINT64);
+	kmsg_record_clear(&r);
 	kmsg_record_clear(&r);
 }
 
