@@ -138,7 +138,6 @@ struct hm {
 	struct strtab halves;        /* attr halves */
 	GHashTable *attr_idx;        /* struct perf_event_attr * (owned) -> index */
 	GArray *attrs;               /* guint pairs: event half, setup half */
-	unsigned int rejected_code;  /* code of a cell its profile rejected */
 };
 
 /* Index of an attr; 0 stands for "no attr". */
@@ -160,12 +159,11 @@ static unsigned int hm_attr(struct hm *h, const struct perf_event_attr *a)
 	return h->attrs->len / 2 - 1;
 }
 
-/* The page's code of a cell: its outcome, or the one "rejected" code when
- * the profile refused the spec (pmucanary/1 says so by an error message,
- * /2 by outcome REJECTED; matrix_cell_rejected knows both). */
-static unsigned int hm_code(const struct hm *h, const struct cell *c)
+/* The page's code of a cell: its outcome; REJECTED when the profile refused
+ * the spec, however the file said so (matrix_cell_rejected). */
+static unsigned int hm_code(const struct cell *c)
 {
-	return matrix_cell_rejected(c) ? h->rejected_code : (unsigned int)c->outcome;
+	return matrix_cell_rejected(c) ? OUTCOME_REJECTED : (unsigned int)c->outcome;
 }
 
 static bool tries_trivial(const struct cell *c)
@@ -223,7 +221,7 @@ static GString *hm_cell_extra(struct hm *h, const struct matrix_cell *mc, size_t
 		g_string_append_printf(x, ",\"E\":%u", strtab_add(&h->strs, e));
 	}
 	if (j.base)
-		g_string_append_printf(x, ",\"b\":[%u,%u]", hm_code(h, j.base),
+		g_string_append_printf(x, ",\"b\":[%u,%u]", hm_code(j.base),
 				       strtab_add(&h->strs, diff_group_title(j.group)));
 	if (mc->disagree)
 		g_string_append_printf(x, ",\"d\":%u", mc->inputs);
@@ -249,6 +247,7 @@ static GString *hm_cell_extra(struct hm *h, const struct matrix_cell *mc, size_t
 }
 
 /* A code as one character of a row's code string: A-Z, then a-z. */
+G_STATIC_ASSERT(OUTCOME_COUNT <= 52);
 static char code_char(unsigned int code)
 {
 	return code < 26 ? (char)('A' + code) : (char)('a' + code - 26);
@@ -286,7 +285,7 @@ static void hm_row(struct hm *h, const struct matrix_row *row, size_t ncols, GSt
 			run_start = c;
 			run_len = 1;
 		}
-		g_string_append_c(codes, code_char(hm_code(h, mc->cell)));
+		g_string_append_c(codes, code_char(hm_code(mc->cell)));
 		a = mc->cell->has_attr ? (long)hm_attr(h, &mc->cell->attr) + 1 : 0;
 		g_string_append_printf(deltas, "%s%ld", pos ? "," : "", a - prev_attr);
 		prev_attr = a;
@@ -324,15 +323,9 @@ static void hm_data(struct hm *h, const struct matrix_groups *g, GString *out)
 	}
 
 	g_string_append(out, "{\"codes\":[");
-	for (unsigned int o = 0; o <= h->rejected_code; o++) {
-		bool rej = o == h->rejected_code;
-
-		g_string_append_printf(out, "%s[\"%s\",\"%s\",", o ? "," : "",
-				       rej ? "REJECTED" : outcome_name(o),
-				       rej ? "rejected" : outcome_class_name(outcome_class(o)));
-		js_str(out, rej ? "rej" : matrix_outcome_abbrev(o));
-		g_string_append_c(out, ']');
-	}
+	for (unsigned int o = 0; o < OUTCOME_COUNT; o++)
+		g_string_append_printf(out, "%s[\"%s\",\"%s\"]", o ? "," : "", outcome_name(o),
+				       outcome_class_name(outcome_class(o)));
 	g_string_append(out, "],\n\"verdicts\":[");
 	for (int v = 0; v < VERDICT_COUNT; v++)
 		g_string_append_printf(out, "%s\"%s\"", v ? "," : "", report_verdict_name(v));
@@ -977,10 +970,6 @@ int heatmap_render(const struct report_ctx *ctx, const struct result_set *const 
 	strtab_init(&h.halves);
 	h.attr_idx = g_hash_table_new_full(attr_hash_func, attr_equal_func, g_free, NULL);
 	h.attrs = g_array_new(FALSE, FALSE, sizeof(guint));
-	/* With schema /2 REJECTED is an outcome; before, one code past them. */
-	h.rejected_code = outcome_from_name("REJECTED");
-	if (h.rejected_code >= OUTCOME_COUNT)
-		h.rejected_code = OUTCOME_COUNT;
 
 	g_string_append(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 			     "<title>pmucanary matrix</title>\n<style>\n");
