@@ -3,9 +3,14 @@
  * diff and matrix.
  *
  *   text   the terminal matrix (matrix_format_text)
- *   html   a self-contained page (inline CSS and JS, no network): heatmap
- *          coloured by outcome class and harm kind, legend, tooltips with
- *          evidence, k/n, tries and attr; the inputs' limitation lines
+ *   html   a self-contained page (inline CSS and JS, no network; lib/heatmap.c):
+ *          the data once as JSON, drawn by the page's own script. Findings
+ *          on top (harm, regressions, known errata, specs OK in one row and
+ *          not in another), a heatmap per CPU signature (rows kernel x
+ *          profile, tiles event x modifier class coloured by the worst
+ *          outcome class and harm kind, with counts and a tooltip), the
+ *          cells of a clicked tile with attr, tries and evidence, a filter,
+ *          the view in the URL fragment; the inputs' limitation lines
  *   junit  one <testsuite> per CPU signature, one <testcase> per cell:
  *          classname "KERNEL.PROFILE", name SPEC. Harm is a <failure>;
  *          with a baseline, a regression (diff_classify) is a <failure>;
