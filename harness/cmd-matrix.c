@@ -175,8 +175,17 @@ int cmd_matrix(int argc, char **argv)
 			text_escape_append(text, tail, TEXT_KEEP_NEWLINE);
 	}
 	matrix_views_free(views);
-	if (report_summarize((const struct result_set *const *)sets->pdata, sets->len, &opts,
-			     &sum) < 0) {
+	if (!base && !f_event && !f_profile && !f_kernel && !f_outcome) {
+		/* The view holds every cell: judge from it rather than build the
+		 * matrix of the full sweep a second time. */
+		memset(&sum, 0, sizeof(sum));
+		for (int o = 0; o < OUTCOME_COUNT; o++)
+			sum.cells += shown->count[o];
+		sum.harm = shown->harm;
+		sum.known = shown->known_errata;
+		sum.infra = shown->infra;
+	} else if (report_summarize((const struct result_set *const *)sets->pdata, sets->len,
+				    &opts, &sum) < 0) {
 		fprintf(stderr, "pmucanary matrix: %s\n", pc_errmsg());
 		return EXIT_USAGE;
 	}

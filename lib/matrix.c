@@ -968,12 +968,48 @@ static void format_legend(const struct matrix *m, const bool *modclass_seen, GSt
 	g_string_append_c(out, '\n');
 	if (!modclass_seen)
 		return;
-	g_string_append(out, "modifier classes (by the perf_event_attr fields the modifiers "
-			     "set; a flag letter wins, then p, then G/H):\n");
-	for (int c = 0; c < MATRIX_MODCLASS_COUNT; c++)
-		if (modclass_seen[c])
-			g_string_append_printf(out, "  %-6s %s\n", matrix_modclass_name(c),
+	{
+		/* One wrapped paragraph: the classes this view uses. */
+		size_t col;
+
+		g_string_append(out, "modifier classes (by the perf_event_attr fields the modifiers "
+				     "set; a flag wins, then p, then G/H):\n ");
+		col = 1;
+		for (int c = 0; c < MATRIX_MODCLASS_COUNT; c++) {
+			g_autofree char *item = NULL;
+
+			if (!modclass_seen[c])
+				continue;
+			item = g_strdup_printf(" %s = %s;", matrix_modclass_name(c),
 					       matrix_modclass_what(c));
+			if (col + strlen(item) > 118) {
+				g_string_append(out, "\n ");
+				col = 1;
+			}
+			g_string_append(out, item);
+			col += strlen(item);
+		}
+		g_string_truncate(out, out->len - 1);
+		g_string_append_c(out, '\n');
+	}
+}
+
+/* Several runs on one host share their limitations: the earlier input
+ * (1-based) whose list is the same as input i's, or 0. */
+static guint limitations_as(const struct matrix *m, guint i)
+{
+	const struct matrix_source *s = m->sources->pdata[i];
+
+	for (guint j = 0; j < i && s->set->limitations->len; j++) {
+		const struct matrix_source *o = m->sources->pdata[j];
+		bool same = o->set->limitations->len == s->set->limitations->len;
+
+		for (guint l = 0; same && l < s->set->limitations->len; l++)
+			same = !strcmp(o->set->limitations->pdata[l], s->set->limitations->pdata[l]);
+		if (same)
+			return j + 1;
+	}
+	return 0;
 }
 
 static void format_header(const struct matrix *m, GString *out)
@@ -1017,6 +1053,10 @@ static void format_header(const struct matrix *m, GString *out)
 			g_string_append(out, "      run verdict: ");
 			esc(out, matrix_source_verdict(s));
 			g_string_append_c(out, '\n');
+		}
+		if (limitations_as(m, i)) {
+			g_string_append_printf(out, "      limitations: as [%u]\n", limitations_as(m, i));
+			continue;
 		}
 		for (guint l = 0; l < s->set->limitations->len; l++) {
 			g_string_append(out, "      limitation: ");
@@ -1070,7 +1110,7 @@ void matrix_format_text_all(const struct matrix *m, bool color, int width, GStri
 /* ---- the default view ---- */
 
 /* How many lines one list may take before the rest is counted. */
-#define VIEW_MAX_KERNEL_DIFFS 40
+#define VIEW_MAX_KERNEL_DIFFS 20
 #define VIEW_MAX_DETAIL_CELLS 20
 #define VIEW_MAX_DETAIL_GROUPS 40
 #define VIEW_MAX_GRID_COLUMNS 30
@@ -1260,12 +1300,24 @@ static char *row_context(const struct matrix *m, const struct matrix_row *row)
 }
 
 struct kdiff {
-	char *vector;              /* "3.6.11 ok | 3.7.0 NOSUP" */
+	char *vector;              /* "3.6.11 ok | 3.7.0 NOSUP", or a detail's head */
 	GPtrArray *profiles;       /* char *, escaped, unique */
 	GPtrArray *specs;          /* char *, escaped, first few */
+	GPtrArray *pairs;          /* event * MATRIX_MODCLASS_COUNT + class, unique */
 	unsigned int nspecs;
 	bool harm;
 };
+
+static struct kdiff *kdiff_new(char *vector)
+{
+	struct kdiff *d = g_new0(struct kdiff, 1);
+
+	d->vector = vector;
+	d->profiles = g_ptr_array_new_with_free_func(g_free);
+	d->specs = g_ptr_array_new_with_free_func(g_free);
+	d->pairs = g_ptr_array_new();
+	return d;
+}
 
 static void kdiff_free(void *p)
 {
@@ -1274,6 +1326,7 @@ static void kdiff_free(void *p)
 	g_free(d->vector);
 	g_ptr_array_unref(d->profiles);
 	g_ptr_array_unref(d->specs);
+	g_ptr_array_unref(d->pairs);
 	g_free(d);
 }
 
@@ -1287,31 +1340,58 @@ static int kdiff_cmp(const void *pa, const void *pb)
 	return a->nspecs > b->nspecs ? -1 : a->nspecs < b->nspecs;
 }
 
+/* Adds s (escaped unless already) when not there yet. */
+static void names_add_unique_esc(GPtrArray *names, const char *s, bool escaped)
+{
+	g_autofree char *e = escaped ? g_strdup(s) : text_escape(s);
+
+	for (guint i = 0; i < names->len; i++)
+		if (!strcmp(names->pdata[i], e))
+			return;
+	g_ptr_array_add(names, g_steal_pointer(&e));
+}
+
 static void names_add_unique(GPtrArray *names, const char *s)
 {
-	for (guint i = 0; i < names->len; i++)
-		if (!strcmp(names->pdata[i], s))
+	names_add_unique_esc(names, s, false);
+}
+
+static void pairs_add_unique(GPtrArray *pairs, guint pair)
+{
+	for (guint i = 0; i < pairs->len; i++)
+		if (GPOINTER_TO_UINT(pairs->pdata[i]) == pair)
 			return;
-	g_ptr_array_add(names, text_escape(s));
+	g_ptr_array_add(pairs, GUINT_TO_POINTER(pair));
+}
+
+static void names_join(GString *out, GPtrArray *names, guint max)
+{
+	for (guint i = 0; i < names->len && i < max; i++)
+		g_string_append_printf(out, "%s%s", i ? ", " : "", (char *)names->pdata[i]);
+	if (names->len > max)
+		g_string_append_printf(out, " (+%u)", names->len - max);
 }
 
 /* Cells of one profile and spec whose outcome differs between contexts
- * (kernels, or CPUs): by name, grouped by event, modifier class, the
- * outcomes and the profiles that saw them. */
+ * (kernels, or CPUs): by name, grouped by the outcomes per context and the
+ * profiles that saw them, each group naming its events, modifier classes
+ * and first specs. */
 static void format_kernel_diffs(const struct matrix *m, const struct matrix_groups *g,
 				bool color, GString *out)
 {
 	g_autoptr(GHashTable) ctx_idx = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autoptr(GPtrArray) ctx_names = g_ptr_array_new_with_free_func(g_free);
-	g_autoptr(GHashTable) by_profile = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
-								 (GDestroyNotify)g_array_unref);
-	g_autoptr(GHashTable) diffs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) prof_idx = g_hash_table_new(g_str_hash, g_str_equal);
+	g_autoptr(GPtrArray) prof_rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+	g_autoptr(GPtrArray) prof_names = g_ptr_array_new();
+	g_autoptr(GHashTable) level1 = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GPtrArray) list1 = g_ptr_array_new_with_free_func(kdiff_free);
+	g_autoptr(GHashTable) level2 = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autoptr(GPtrArray) list = g_ptr_array_new_with_free_func(kdiff_free);
 	g_autofree guint *row_ctx = g_new0(guint, m->rows->len + 1);
 	g_autoptr(GString) vec = g_string_new(NULL);
 	g_autoptr(GString) key = g_string_new(NULL);
-	GHashTableIter it;
-	gpointer k, v;
+	gpointer v;
 	unsigned int total = 0;
 
 	for (guint r = 0; r < m->rows->len; r++) {
@@ -1325,25 +1405,28 @@ static void format_kernel_diffs(const struct matrix *m, const struct matrix_grou
 			g_hash_table_insert(ctx_idx, g_steal_pointer(&ctx), v);
 		}
 		row_ctx[r] = GPOINTER_TO_UINT(v);
-		rows = g_hash_table_lookup(by_profile, row->profile);
-		if (!rows) {
-			rows = g_array_new(FALSE, FALSE, sizeof(guint));
-			g_hash_table_insert(by_profile, row->profile, rows);
+		/* profiles in row order: the output does not depend on hashing */
+		if (!g_hash_table_lookup_extended(prof_idx, row->profile, NULL, &v)) {
+			v = GUINT_TO_POINTER(prof_rows->len);
+			g_ptr_array_add(prof_rows, g_array_new(FALSE, FALSE, sizeof(guint)));
+			g_ptr_array_add(prof_names, row->profile);
+			g_hash_table_insert(prof_idx, row->profile, v);
 		}
+		rows = prof_rows->pdata[GPOINTER_TO_UINT(v)];
 		g_array_append_val(rows, r);
 	}
 	if (ctx_names->len < 2)
 		return;
 
-	g_hash_table_iter_init(&it, by_profile);
-	while (g_hash_table_iter_next(&it, &k, &v)) {
-		GArray *rows = v;
+	for (guint p = 0; p < prof_rows->len; p++) {
+		GArray *rows = prof_rows->pdata[p];
 
 		if (rows->len < 2)
 			continue;
 		for (guint c = 0; c < m->columns->len; c++) {
 			unsigned int first = MATRIX_CODE_COUNT, measured = 0;
 			bool differ = false, harm = false;
+			guint pair = g->col_event[c] * MATRIX_MODCLASS_COUNT + g->col_class[c];
 			struct kdiff *d;
 
 			for (guint i = 0; i < rows->len; i++) {
@@ -1375,28 +1458,43 @@ static void format_kernel_diffs(const struct matrix *m, const struct matrix_grou
 						       (char *)ctx_names->pdata[row_ctx[r]],
 						       matrix_cell_abbrev(mc));
 			}
-			g_string_printf(key, "%u\x1f%u\x1f%s", g->col_event[c], g->col_class[c],
-					vec->str);
-			d = g_hash_table_lookup(diffs, key->str);
+			g_string_printf(key, "%u\x1f%s", pair, vec->str);
+			d = g_hash_table_lookup(level1, key->str);
 			if (!d) {
-				g_autoptr(GString) head = g_string_new(NULL);
-
-				d = g_new0(struct kdiff, 1);
-				esc(head, g->events->pdata[g->col_event[c]]);
-				g_string_append_printf(head, " x %s: ",
-						       matrix_modclass_name(g->col_class[c]));
-				g_string_append(head, vec->str);
-				d->vector = g_string_free(g_steal_pointer(&head), FALSE);
-				d->profiles = g_ptr_array_new_with_free_func(g_free);
-				d->specs = g_ptr_array_new_with_free_func(g_free);
-				g_hash_table_insert(diffs, g_strdup(key->str), d);
-				g_ptr_array_add(list, d);
+				d = kdiff_new(g_strdup(vec->str));
+				g_hash_table_insert(level1, g_strdup(key->str), d);
+				g_ptr_array_add(list1, d);
+				pairs_add_unique(d->pairs, pair);
 			}
 			d->harm |= harm;
-			names_add_unique(d->profiles, k);
+			names_add_unique(d->profiles, prof_names->pdata[p]);
 			if (d->nspecs++ < VIEW_SAMPLE_SPECS)
 				names_add_unique(d->specs, m->columns->pdata[c]);
 		}
+	}
+	/* Events and classes that read the same over the same profiles: one
+	 * group (13 software events turning EOPNOTSUPP under one profile are
+	 * one finding, not 13). */
+	for (guint i = 0; i < list1->len; i++) {
+		const struct kdiff *d1 = list1->pdata[i];
+		struct kdiff *d;
+
+		g_string_printf(key, "%s\x1f", d1->vector);
+		names_join(key, d1->profiles, G_MAXUINT);
+		d = g_hash_table_lookup(level2, key->str);
+		if (!d) {
+			d = kdiff_new(g_strdup(d1->vector));
+			for (guint p = 0; p < d1->profiles->len; p++)
+				names_add_unique_esc(d->profiles, d1->profiles->pdata[p], true);
+			g_hash_table_insert(level2, g_strdup(key->str), d);
+			g_ptr_array_add(list, d);
+		}
+		d->harm |= d1->harm;
+		pairs_add_unique(d->pairs, GPOINTER_TO_UINT(d1->pairs->pdata[0]));
+		for (guint s = 0; s < d1->specs->len; s++)
+			if (d->specs->len < VIEW_SAMPLE_SPECS)
+				names_add_unique_esc(d->specs, d1->specs->pdata[s], true);
+		d->nspecs += d1->nspecs;
 	}
 	if (!list->len)
 		return;
@@ -1408,19 +1506,16 @@ static void format_kernel_diffs(const struct matrix *m, const struct matrix_grou
 			       color ? ANSI_OFF : "", total, total == 1 ? "" : "s");
 	for (guint i = 0; i < list->len && i < VIEW_MAX_KERNEL_DIFFS; i++) {
 		const struct kdiff *d = list->pdata[i];
+		struct colgroup cg = { .pairs = d->pairs };
 
-		g_string_append_printf(out, "  %s\n      ", d->vector);
-		for (guint s = 0; s < d->specs->len; s++)
-			g_string_append_printf(out, "%s%s", s ? ", " : "",
-					       (char *)d->specs->pdata[s]);
+		g_string_append(out, "  ");
+		colgroup_describe(g, &cg, out);
+		g_string_append_printf(out, ": %s\n      ", d->vector);
+		names_join(out, d->specs, VIEW_SAMPLE_SPECS);
 		if (d->nspecs > d->specs->len)
 			g_string_append_printf(out, " (+%u specs)", d->nspecs - d->specs->len);
 		g_string_append(out, " under ");
-		for (guint p = 0; p < d->profiles->len && p < 6; p++)
-			g_string_append_printf(out, "%s%s", p ? ", " : "",
-					       (char *)d->profiles->pdata[p]);
-		if (d->profiles->len > 6)
-			g_string_append_printf(out, " (+%u profiles)", d->profiles->len - 6);
+		names_join(out, d->profiles, 6);
 		g_string_append_c(out, '\n');
 	}
 	if (list->len > VIEW_MAX_KERNEL_DIFFS)
@@ -1436,6 +1531,9 @@ static void format_view_details(const struct matrix *m, const struct matrix_grou
 	for (int k = 0; k < DETAIL_COUNT; k++) {
 		g_autoptr(GHashTable) groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 								     NULL);
+		g_autoptr(GHashTable) level2 = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+								     NULL);
+		g_autoptr(GPtrArray) list1 = g_ptr_array_new_with_free_func(kdiff_free);
 		g_autoptr(GPtrArray) list = g_ptr_array_new_with_free_func(kdiff_free);
 		unsigned int n = 0;
 
@@ -1471,50 +1569,66 @@ static void format_view_details(const struct matrix *m, const struct matrix_grou
 
 				if (!mc || !detail_wants(k, mc))
 					continue;
-				key = g_strdup_printf("%s\x1f%d\x1f%u\x1f%u", ctx, mc->cell->outcome,
+				key = g_strdup_printf("%s\x1f%d\x1f%s\x1f%u\x1f%u", ctx, mc->cell->outcome,
+						      mc->erratum ? erratum_id(mc->erratum) : "",
 						      g->col_event[c], g->col_class[c]);
 				d = g_hash_table_lookup(groups, key);
 				if (!d) {
 					g_autoptr(GString) head = g_string_new(NULL);
 
-					d = g_new0(struct kdiff, 1);
-					g_string_append_printf(head, "%s %s: ", ctx,
+					g_string_append_printf(head, "%s %s", ctx,
 							       outcome_name(mc->cell->outcome));
-					esc(head, g->events->pdata[g->col_event[c]]);
-					g_string_append_printf(head, " x %s",
-							       matrix_modclass_name(g->col_class[c]));
 					if (mc->erratum) {
 						g_string_append(head, " (known erratum ");
 						esc(head, erratum_id(mc->erratum));
 						g_string_append_c(head, ')');
 					}
-					d->vector = g_string_free(g_steal_pointer(&head), FALSE);
-					d->profiles = g_ptr_array_new_with_free_func(g_free);
-					d->specs = g_ptr_array_new_with_free_func(g_free);
+					d = kdiff_new(g_string_free(g_steal_pointer(&head), FALSE));
+					pairs_add_unique(d->pairs, g->col_event[c] * MATRIX_MODCLASS_COUNT +
+								   g->col_class[c]);
 					g_hash_table_insert(groups, g_steal_pointer(&key), d);
-					g_ptr_array_add(list, d);
+					g_ptr_array_add(list1, d);
 				}
 				names_add_unique(d->profiles, row->profile);
 				if (d->nspecs++ < VIEW_SAMPLE_SPECS)
 					names_add_unique(d->specs, m->columns->pdata[c]);
 			}
 		}
+		/* One line per context, outcome and profiles, naming the events and
+		 * classes: a kernel crashing on every precise event is one finding. */
+		for (guint i = 0; i < list1->len; i++) {
+			const struct kdiff *d1 = list1->pdata[i];
+			g_autoptr(GString) key = g_string_new(d1->vector);
+			struct kdiff *d;
+
+			g_string_append_c(key, '\x1f');
+			names_join(key, d1->profiles, G_MAXUINT);
+			d = g_hash_table_lookup(level2, key->str);
+			if (!d) {
+				d = kdiff_new(g_strdup(d1->vector));
+				for (guint p = 0; p < d1->profiles->len; p++)
+					names_add_unique_esc(d->profiles, d1->profiles->pdata[p], true);
+				g_hash_table_insert(level2, g_string_free(g_steal_pointer(&key), FALSE), d);
+				g_ptr_array_add(list, d);
+			}
+			pairs_add_unique(d->pairs, GPOINTER_TO_UINT(d1->pairs->pdata[0]));
+			for (guint s = 0; s < d1->specs->len; s++)
+				if (d->specs->len < VIEW_SAMPLE_SPECS)
+					names_add_unique_esc(d->specs, d1->specs->pdata[s], true);
+			d->nspecs += d1->nspecs;
+		}
 		for (guint i = 0; i < list->len && i < VIEW_MAX_DETAIL_GROUPS; i++) {
 			const struct kdiff *d = list->pdata[i];
+			struct colgroup cg = { .pairs = d->pairs };
 
-			g_string_append_printf(out, "  %s: %u cell%s (", d->vector, d->nspecs,
-					       d->nspecs == 1 ? "" : "s");
-			for (guint s = 0; s < d->specs->len; s++)
-				g_string_append_printf(out, "%s%s", s ? ", " : "",
-						       (char *)d->specs->pdata[s]);
+			g_string_append_printf(out, "  %s: ", d->vector);
+			colgroup_describe(g, &cg, out);
+			g_string_append_printf(out, ": %u cell%s (", d->nspecs, d->nspecs == 1 ? "" : "s");
+			names_join(out, d->specs, VIEW_SAMPLE_SPECS);
 			if (d->nspecs > d->specs->len)
 				g_string_append(out, ", ...");
 			g_string_append(out, ") under ");
-			for (guint p = 0; p < d->profiles->len && p < 6; p++)
-				g_string_append_printf(out, "%s%s", p ? ", " : "",
-						       (char *)d->profiles->pdata[p]);
-			if (d->profiles->len > 6)
-				g_string_append_printf(out, " (+%u profiles)", d->profiles->len - 6);
+			names_join(out, d->profiles, 6);
 			g_string_append_c(out, '\n');
 		}
 		if (list->len > VIEW_MAX_DETAIL_GROUPS)
@@ -1545,7 +1659,46 @@ static void format_view_grid(const struct matrix *m, const struct matrix_groups 
 	g_autofree size_t *cw = g_new0(size_t, ncols + 1);
 	g_autoptr(GString) label = g_string_new(NULL);
 
+	/* Consecutive rows of one CPU and kernel that read the same in every
+	 * shown column are one line: "perf-3.7..perf-3.12". */
+	g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func(g_free);
+
 	row_widths(m, &kw, &pw);
+	pw = strlen("profile");
+	for (guint r = 0; r < m->rows->len; r++) {
+		const struct matrix_row *row = m->rows->pdata[r];
+		guint end = r;
+		g_autofree char *first = text_escape(row->profile);
+
+		while (end + 1 < m->rows->len) {
+			const struct matrix_row *next = m->rows->pdata[end + 1];
+			bool same = next->group == row->group && !strcmp(next->kernel, row->kernel);
+
+			for (size_t c = 0; same && c < ncols; c++) {
+				size_t pair = GPOINTER_TO_SIZE(((struct colgroup *)shown->pdata[c])
+								       ->pairs->pdata[0]);
+				const struct matrix_tile *a = &g->tiles[r * stride + pair];
+				const struct matrix_tile *b = &g->tiles[(end + 1) * stride + pair];
+
+				same = a->codes == b->codes && a->known == b->known &&
+				       !a->cells == !b->cells;
+			}
+			if (!same)
+				break;
+			end++;
+		}
+		if (end > r) {
+			g_autofree char *last =
+				text_escape(((struct matrix_row *)m->rows->pdata[end])->profile);
+
+			g_ptr_array_add(labels, g_strdup_printf("%s..%s", first, last));
+		} else {
+			g_ptr_array_add(labels, g_steal_pointer(&first));
+		}
+		pw = MAX(pw, (size_t)g_utf8_strlen(labels->pdata[labels->len - 1], -1));
+		for (; r < end; r++)
+			g_ptr_array_add(labels, NULL);
+	}
 	for (size_t c = 0; c < ncols; c++) {
 		const struct colgroup *cg = shown->pdata[c];
 		size_t pair = GPOINTER_TO_SIZE(cg->pairs->pdata[0]);
@@ -1566,12 +1719,16 @@ static void format_view_grid(const struct matrix *m, const struct matrix_groups 
 		} while (last < ncols && used + 2 + cw[last] <= (size_t)width);
 		for (guint r = 0; r <= m->rows->len; r++) {
 			const struct matrix_row *row = r ? m->rows->pdata[r - 1] : NULL;
+			const char *plabel = row ? labels->pdata[r - 1] : "profile";
 
 			if (row)
 				cpu_header(m, r - 1, out);
+			if (!plabel)
+				continue;
 			esc_pad(out, row ? row->kernel : "kernel", kw);
 			g_string_append(out, "  ");
-			esc_pad(out, row ? row->profile : "profile", pw);
+			g_string_append(out, plabel);
+			pad(out, pw - (size_t)g_utf8_strlen(plabel, -1));
 			for (size_t c = first; c < last; c++) {
 				const struct colgroup *cg = shown->pdata[c];
 				size_t pair = GPOINTER_TO_SIZE(cg->pairs->pdata[0]);

@@ -106,14 +106,14 @@ const char *matrix_cell_abbrev(const struct matrix_cell *mc);
 	M(VIRT,    "G/H",   "guest/host (exclude_host/exclude_guest), with or without u/k/h") \
 	M(PRECISE, "p",     "precise_ip>0 (p pp ppp P), no G/H, with or without u/k/h") \
 	M(PRECISE_VIRT, "p+G/H", "precise_ip>0 with an explicit G or H")   \
-	M(S,       "S",     "S: sample read")                            \
-	M(I,       "I",     "I: exclude_idle")                           \
-	M(D,       "D",     "D: pinned")                                 \
-	M(W,       "W",     "W: weak group")                             \
-	M(E,       "e",     "e: exclusive")                              \
-	M(B,       "b",     "b: BPF counter")                            \
-	M(R,       "R",     "R: retire latency")                         \
-	M(X,       "X",     "X: no regroup")                             \
+	M(S,       "S",     "sample read")                            \
+	M(I,       "I",     "exclude_idle")                           \
+	M(D,       "D",     "pinned")                                 \
+	M(W,       "W",     "weak group")                             \
+	M(E,       "e",     "exclusive")                              \
+	M(B,       "b",     "BPF counter")                            \
+	M(R,       "R",     "retire latency")                         \
+	M(X,       "X",     "no regroup")                             \
 	M(OTHER,   "other", "other modifiers or PMU terms")
 
 #define MATRIX_MODCLASS_ENUM(id, name, what) MATRIX_MODCLASS_##id,

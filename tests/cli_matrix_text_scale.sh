@@ -44,7 +44,7 @@ done < <(jq -r '[.cells[] | select((.error // null) == null and .outcome != "REJ
 		| group_by(.) | .[] | "\(.[0]) \(length)"' "$tmp/p.json")
 rej=$(jq '[.cells[] | select((.error // null) != null or .outcome == "REJECTED")] | length' "$tmp/p.json")
 [ "$rej" -gt 0 ] && check "one run: $rej rejected" grep -q "rejected by the profile $rej" "$tmp/one.txt"
-check "one run: the modifier classes are explained" grep -q '^  p+G/H  precise_ip>0 with an explicit G or H' "$tmp/one.txt"
+check "one run: the modifier classes are explained" grep -q 'p+G/H = precise_ip>0 with an explicit G or H' "$tmp/one.txt"
 
 # A second kernel: cpu-clock:ppH under perf-3.6 turned EOPNOTSUPP and
 # task-clock:u under perf-modern crashed a guest.
@@ -67,6 +67,25 @@ check "two kernels: the crash named in the first 25 lines" \
 	grep -q "^  9\.9\.0-planted perf-modern task-clock:u: GUEST_CRASH 2/3 " "$tmp/head.txt"
 check "two kernels: the crash's evidence" grep -q 'evidence: console (guest 1): BUG: planted' "$tmp/two.txt"
 check "two kernels: the crash in the grid" grep -Eq '^9\.9\.0-planted +perf-modern .*CRASH!' "$tmp/two.txt"
+
+# Three inputs, one on another CPU where every G/H spec of perf-3.6 that
+# opened now gives EOPNOTSUPP (832 cells) and page-faults:k* is INFRA under
+# perf-6.1: each named once, grouped, and still at most 150 lines.
+jq --arg k "9.9.1-intel" '.kernel = $k | .run_id = "intel" | .host.cpu.vendor = "GenuineIntel"
+	| .host.cpu.family = 6 | .host.cpu.model = 85 | .host.cpu.stepping = 7
+	| .cells |= map(.kernel = $k
+	| if .profile == "perf-3.6" and (.spec | test(":.*[GH]")) and .outcome == "OK" then .outcome = "EOPNOTSUPP"
+	  elif .profile == "perf-6.1" and (.spec | startswith("page-faults:k")) then .outcome = "INFRA"
+	  else . end)' "$tmp/p.json" >"$tmp/p3.json"
+"$bin" matrix "$tmp/p.json" "$tmp/p2.json" "$tmp/p3.json" >"$tmp/three.txt" 2>&1; rc=$?
+lines=$(wc -l <"$tmp/three.txt")
+check "three inputs, two CPUs: exit 1 (got $rc)" [ "$rc" -eq 1 ]
+check "three inputs: $lines lines <= 150" [ "$lines" -le 150 ]
+check "three inputs: grouped by CPU" grep -q '^cpu GenuineIntel 6/85/7:$' "$tmp/three.txt"
+check "three inputs: the EOPNOTSUPP mass is one group naming the Intel kernel" \
+	grep -Eq "^  cpu-cycles, cpu-clock, task-clock \(\+[0-9]+ events\) x G/H, p\+G/H: .*GenuineIntel 6/85/7 9\.9\.1-intel NOSUP" "$tmp/three.txt"
+check "three inputs: the INFRA cells are listed" grep -q '^  GenuineIntel 6/85/7 9\.9\.1-intel INFRA: page-faults x ' "$tmp/three.txt"
+check "three inputs: the planted crash still named" grep -q 'perf-modern task-clock:u: GUEST_CRASH 2/3' "$tmp/three.txt"
 
 # Filters and --all.
 "$bin" matrix --event task-clock --profile 'perf-3.*' "$tmp/p.json" >"$tmp/f.txt" 2>&1
