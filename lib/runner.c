@@ -6,6 +6,7 @@
 #include "fleet.h"
 #include "hbproto.h"
 #include "image.h"
+#include "inject.h"
 #include "isolate.h"
 #include "journal.h"
 #include "kmsg.h"
@@ -1277,8 +1278,18 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 	g_autofree char *run_id = g_path_get_basename(run_dir);
 	struct fleet_config cfg = { 0 };
 	const char *kernel = s->kernel, *initrd = s->initrd;
+	g_autoptr(inject_boot) boot = NULL;
 	int e;
 
+	/* Disk guests boot the kernel and initrd copied out of their image. */
+	if (s->disk && s->disk[0]) {
+		if ((e = inject_boot_load(s->disk, &boot)))
+			return e;
+		if (!kernel[0]) {
+			kernel = boot->kernel;
+			initrd = boot->initrd ? boot->initrd : "";
+		}
+	}
 	/* The scenario's kernel with its initrd as given, or an image built
 	 * (or found in the cache) for it or for the default kernel. */
 	if (!kernel[0] || !initrd[0]) {
@@ -1302,6 +1313,10 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 	cfg.hb_timeout_ms = s->heartbeat_timeout_ms;
 	cfg.boot_timeout_ms = s->boot_timeout_ms;
 	cfg.force_tcg = fg->tcg;
+	if (boot) {
+		cfg.disk = boot->overlay;
+		cfg.disk_root = boot->cmdline_root;
+	}
 	fg->hb_timeout_ms = s->heartbeat_timeout_ms;
 	fleet_signals_install();
 	if ((e = fleet_new(&cfg, &fg->f)))

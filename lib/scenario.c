@@ -5,6 +5,7 @@
 
 #include "image.h"
 #include "infile.h"
+#include "inject.h"
 #include "log.h"
 
 #include <ctype.h>
@@ -119,6 +120,9 @@ static const struct key_def keys[] = {
 	    "guest kernel image; empty: the distribution's kernel from /boot" }, OFF(kernel), 0, 0 },
 	{ { "fleet", "initrd", SCENARIO_TYPE_PATH, "",
 	    "guest initramfs; empty: the one `pmucanary image` built" }, OFF(initrd), 0, 0 },
+	{ { "fleet", "disk", SCENARIO_TYPE_PATH, "",
+	    "disk guests: an overlay `pmucanary image --inject` wrote (its kernel and initrd "
+	    "unless kernel is given); empty: initramfs guests" }, OFF(disk), 0, 0 },
 	{ { "fleet", "heartbeat", SCENARIO_TYPE_DURATION, "500ms",
 	    "interval between guest heartbeats" }, OFF(heartbeat_ms), 10, 60000 },
 	{ { "fleet", "heartbeat_timeout", SCENARIO_TYPE_DURATION, "10s",
@@ -403,6 +407,14 @@ static int bad_value(const char *path, const char *text, const struct key_def *d
 		       d->info.section, d->info.key, msg);
 }
 
+/* A disk is usable when `image --inject` wrote it (its boot manifest). */
+static int disk_check(const char *overlay)
+{
+	g_autoptr(inject_boot) b = NULL;
+
+	return inject_boot_load(overlay, &b);
+}
+
 static int set_value(struct scenario *s, const struct key_def *d, const char *value,
 		     const char *path, const char *text)
 {
@@ -418,6 +430,7 @@ static int set_value(struct scenario *s, const struct key_def *d, const char *va
 		if (*value) {
 			/* a kernel is checked as one: a text file boots nothing */
 			r = !strcmp(d->info.key, "kernel") ? image_kernel_check(value, value)
+			    : !strcmp(d->info.key, "disk") ? disk_check(value)
 							  : infile_check(value, INFILE_KERNEL);
 			if (r < 0)
 				return bad_value(path, text, d, "%s", pc_errmsg());
@@ -536,6 +549,7 @@ void scenario_free(struct scenario *s)
 	g_free(s->description);
 	g_free(s->kernel);
 	g_free(s->initrd);
+	g_free(s->disk);
 	g_free(s->modifier_set);
 	g_free(s->mode);
 	g_ptr_array_unref(s->pmus);

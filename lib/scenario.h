@@ -43,6 +43,8 @@ struct scenario {
 	unsigned int memory_mib;
 	char *kernel;           /* "" = the default guest kernel (image_find_default) */
 	char *initrd;           /* "" = the default initramfs */
+	char *disk;             /* "" = initramfs guests; else disk guests on this
+				 * injected overlay (lib/inject.h) */
 	unsigned int heartbeat_ms;
 	unsigned int heartbeat_timeout_ms;
 	unsigned int boot_timeout_ms;   /* 0: the fleet's default for its accel */
