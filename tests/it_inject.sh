@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Distribution disk images as canaries (issue 12), on real images and real
+# boots:
+#  - tests/helper_mkdisk builds four real disk images with libguestfs: a
+#    bootable one with busybox init (no systemd), the fleet's kernel and an
+#    initrd; one with a systemd layout; a Linux root with no init; an ext4
+#    filesystem with no OS;
+#  - `pmucanary image --inject` on the busybox image: exit 0, says what it
+#    found (linux, debian, the kernel, busybox init, the appliance's accel),
+#    writes an overlay backed by the image, and the image's sha256 is the
+#    same after injection and after a guest ran on it;
+#  - one disk guest under `pmucanary fleet --disk`: heartbeats arrive from
+#    the agent its own init started, then a self-test panic gives
+#    GUEST_CRASH; the per-guest overlay and the domain are gone afterwards;
+#  - the systemd layout is recognised (unit + multi-user.target.wants link);
+#  - a text file, the image with no OS and the one with no init give one
+#    clear line and exit 2, and leave no overlay.
+# Each libguestfs launch boots an appliance under TCG (30-70 s here): the
+# error cases run side by side.
+set -u
+bin=${PMUCANARY_BIN:-build/pmucanary}
+build=${PMUCANARY_BUILD:-build}
+mkdisk=$build/tests/helper_mkdisk
+if ! virsh -c qemu:///system version >/dev/null 2>&1; then
+	echo "SKIP: libvirtd (qemu:///system) is not running"
+	exit 77
+fi
+[ -x "$mkdisk" ] || { echo "FAIL $mkdisk is not built (make $mkdisk)"; exit 1; }
+[ -x /bin/busybox ] || { echo "SKIP: /bin/busybox (busybox-static) is not installed"; exit 77; }
+command -v jq >/dev/null || { echo "FAIL jq is not installed"; exit 1; }
+# QEMU runs as libvirt-qemu: every parent of the images must be searchable
+work=$(mktemp -d /var/tmp/it_inject.XXXXXX)
+chmod 755 "$work"
+run_id=itinj$$
+cleanup() {
+	for d in $(virsh -c qemu:///system list --all --name 2>/dev/null | grep "^pmucanary-$run_id-"); do
+		virsh -c qemu:///system destroy "$d" >/dev/null 2>&1
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail=0
+bad() { echo "FAIL $*"; fail=1; }
+t0=$SECONDS
+
+if ! "$mkdisk" "$work" > "$work/mkdisk.log" 2>&1; then
+	cat "$work/mkdisk.log"
+	echo "FAIL helper_mkdisk could not build the test images"
+	exit 1
+fi
+echo "images built in $((SECONDS - t0)) s"
+sum_before=$(sha256sum < "$work/busybox.img")
+printf 'just some text, not a disk\n' > "$work/notes.txt"
+
+# The error cases and the systemd layout in the background, side by side.
+inject() { # name image [args...]
+	local name=$1 img=$2; shift 2
+	"$bin" image --inject "$work/$img" --out "$work/$name.qcow2" "$@" \
+		> "$work/$name.out" 2> "$work/$name.err"
+	echo $? > "$work/$name.rc"
+}
+inject sd systemd.img --json &
+inject noinit noinit.img &
+inject noos noos.img &
+inject notes notes.txt
+t1=$SECONDS
+inject bb busybox.img --json
+echo "busybox image injected in $((SECONDS - t1)) s"
+
+# --- the busybox image
+if [ "$(cat "$work/bb.rc")" != 0 ]; then
+	cat "$work/bb.err"
+	bad "inject busybox.img exited $(cat "$work/bb.rc")"
+else
+	j=$work/bb.out
+	[ "$(jq -r .os.type "$j")" = linux ] || bad "os.type is $(jq -r .os.type "$j")"
+	[ "$(jq -r .os.distro "$j")" = debian ] || bad "os.distro is $(jq -r .os.distro "$j")"
+	[ "$(jq -r .os.product_name "$j")" = "pmucanary test image (busybox init)" ] ||
+		bad "product_name is $(jq -r .os.product_name "$j")"
+	[ "$(jq -r .init "$j")" = busybox ] || bad "init is $(jq -r .init "$j")"
+	[ "$(jq -r '.hooks[0]' "$j")" = /etc/inittab ] || bad "hooks are $(jq -c .hooks "$j")"
+	rel=$(jq -r .boot.release "$j")
+	[ -n "$rel" ] && [ -e "/lib/modules/$rel" ] || bad "boot.release '$rel' is not the fleet's kernel"
+	jq -e '.modules | map(select(test("virtio_console"))) | length == 1' "$j" >/dev/null ||
+		bad "virtio_console is not in the agent's module list: $(jq -c .modules "$j")"
+	jq -e '.boot.cmdline_root | startswith("root=UUID=")' "$j" >/dev/null ||
+		bad "cmdline root is $(jq -r .boot.cmdline_root "$j")"
+	accel=$(jq -r .appliance.accel "$j")
+	if [ ! -e /sys/module/kvm_intel ] && [ ! -e /sys/module/kvm_amd ]; then
+		[ "$accel" = tcg ] || bad "appliance accel is $accel without kvm_intel/kvm_amd"
+	fi
+	[ "$(jq -r .appliance.backend "$j")" = direct ] || bad "backend $(jq -r .appliance.backend "$j")"
+	for f in bb.qcow2 bb.qcow2.vmlinuz bb.qcow2.initrd bb.qcow2.json; do
+		[ -f "$work/$f" ] || bad "$f was not written"
+	done
+	qemu-img info --output=json "$work/bb.qcow2" | jq -e --arg b "$work/busybox.img" \
+		'.format == "qcow2" and ."backing-filename" == $b' >/dev/null ||
+		bad "bb.qcow2 is not a qcow2 over busybox.img"
+	# the text report names the same things
+	"$bin" image --help 2>&1 | grep -q -- '--inject' || bad "image --help does not show --inject"
+fi
+[ "$(sha256sum < "$work/busybox.img")" = "$sum_before" ] || bad "injection wrote into busybox.img"
+
+# --- one disk guest: heartbeats, then a self-test panic
+if [ -f "$work/bb.qcow2.json" ]; then
+	t2=$SECONDS
+	for try in 1 2; do
+		"$bin" fleet --disk "$work/bb.qcow2" -n 1 -d 4 --memory 256 --run-dir "$work/run" \
+			--run-id "$run_id" --selftest 0=panic --selftest-at 2 --json "$work/fleet.json" \
+			> "$work/fleet.out" 2>&1
+		rc=$?
+		# libvirtd restarted under us (another suite's fault injection): once more
+		grep -q 'libvirt connection lost' "$work/fleet.out" || break
+		echo "libvirt went away during try $try"
+		sleep 5
+	done
+	echo "disk guest fleet run: exit $rc in $((SECONDS - t2)) s"
+	if [ ! -s "$work/fleet.json" ]; then
+		cat "$work/fleet.out"
+		bad "fleet --disk wrote no JSON"
+	else
+		fhb=$(jq -r '.guests[0].first_heartbeat_s' "$work/fleet.json")
+		echo "disk guest: first heartbeat ${fhb} s after start"
+		[ "$fhb" != null ] || { tail -30 "$work/run/pmucanary-$run_id-0.console"; bad "no heartbeat from the disk guest"; }
+		kinds=$(jq -r '[.guests[0].verdicts[].kind] | join(",")' "$work/fleet.json")
+		[ "$kinds" = GUEST_CRASH ] || { cat "$work/fleet.out"; bad "verdicts are '$kinds', want GUEST_CRASH"; }
+		[ "$rc" = 1 ] || bad "fleet exited $rc after a guest crash, want 1"
+		grep -aq 'pmucanary-agent: service mode' "$work/run/pmucanary-$run_id-0.console" ||
+			bad "the console does not show the agent started by the guest's init"
+	fi
+	[ ! -e "$work/pmucanary-$run_id-0.qcow2" ] || bad "the guest's overlay was left behind"
+	virsh -c qemu:///system list --all --name | grep -q "^pmucanary-$run_id-" &&
+		bad "a domain was left behind"
+	[ "$(sha256sum < "$work/busybox.img")" = "$sum_before" ] || bad "the guest wrote into busybox.img"
+fi
+
+wait
+# --- systemd layout
+if [ "$(cat "$work/sd.rc")" != 0 ]; then
+	cat "$work/sd.err"
+	bad "inject systemd.img exited $(cat "$work/sd.rc")"
+else
+	[ "$(jq -r .init "$work/sd.out")" = systemd ] || bad "systemd.img: init $(jq -r .init "$work/sd.out")"
+	jq -e '.hooks == ["/etc/systemd/system/pmucanary-agent.service",
+		"/etc/systemd/system/multi-user.target.wants/pmucanary-agent.service"]' \
+		"$work/sd.out" >/dev/null || bad "systemd hooks: $(jq -c .hooks "$work/sd.out")"
+fi
+
+# --- refusals: one line, exit 2, nothing left
+check_refused() { # name pattern
+	local name=$1 pat=$2 rc
+	rc=$(cat "$work/$name.rc")
+	[ "$rc" = 2 ] || bad "$name: exit $rc, want 2 ($(cat "$work/$name.err"))"
+	[ "$(wc -l < "$work/$name.err")" = 1 ] || bad "$name: not one line: $(cat "$work/$name.err")"
+	grep -q "$pat" "$work/$name.err" || bad "$name: '$(cat "$work/$name.err")' does not say '$pat'"
+	ls "$work/$name".qcow2* >/dev/null 2>&1 && bad "$name: an overlay was left behind"
+	echo "$name: $(cat "$work/$name.err")"
+}
+check_refused notes "notes.txt: not a disk image"
+check_refused noos "noos.img: no operating system found"
+check_refused noinit "noinit.img: unknown init"
+
+echo "it_inject: $((SECONDS - t0)) s"
+[ "$fail" = 0 ] && echo "PASS" && exit 0
+exit 1
