@@ -796,8 +796,6 @@ static int write_outputs(struct run *r)
 	g_autoptr(GError) err = NULL;
 	int e;
 
-	if ((e = results_write_json(r->set, json_path)))
-		return e;
 	results_format_matrix(r->set, matrix);
 	if (!g_file_set_contents(matrix_path, matrix->str, (gssize)matrix->len, &err))
 		return pc_fail(EIO, "%s: %s", matrix_path, err->message);
@@ -809,7 +807,9 @@ static int write_outputs(struct run *r)
 		if ((e = report_write(run_reports[i].format, &set, 1, NULL, path)))
 			return e;
 	}
-	return 0;
+	/* Last: a run.json says the run's outputs are all there (a full disk
+	 * that stops the reports after it would leave one that looks done). */
+	return results_write_json(r->set, json_path);
 }
 
 static char *hash_json(json_t *j)

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct fake {
@@ -532,6 +533,34 @@ static void test_baseline_harm_is_infra(void **state)
 	runner_report_clear(&rep);
 }
 
+/* A report that cannot be written (here report.html is a directory; a full
+ * disk does the same) fails the run before run.json is written: run.json is
+ * written last, so that one on disk says every output is there. */
+static void test_unwritable_report_leaves_no_run_json(void **state)
+{
+	struct fixture *fx = armed_fixture(state);
+	struct fake f = { 0 }, f2 = { 0 };
+	struct runner_guests g = fake_guests(&f), g2 = fake_guests(&f2);
+	struct runner_opts o = opts_for(fx);
+	struct runner_report rep, rep2;
+	g_autofree char *json = NULL, *html = NULL;
+
+	fake_init(&f2);
+	if (runner_run(&o, &g, &rep))
+		fail_msg("%s", pc_errmsg());
+	json = g_build_filename(rep.run_dir, "run.json", NULL);
+	html = g_build_filename(rep.run_dir, "report.html", NULL);
+	assert_int_equal(unlink(json), 0);
+	assert_int_equal(unlink(html), 0);
+	assert_int_equal(mkdir(html, 0755), 0);
+	o.resume_dir = rep.run_dir;
+	assert_true(runner_run(&o, &g2, &rep2) < 0);
+	assert_non_null(strstr(pc_errmsg(), "report.html"));
+	assert_false(g_file_test(json, G_FILE_TEST_EXISTS));
+	runner_report_clear(&rep);
+	runner_report_clear(&rep2);
+}
+
 static void test_bad_input(void **state)
 {
 	struct fixture *fx = *state;
@@ -557,6 +586,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_selftest_harm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_infra_and_resume, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unwritable_report_leaves_no_run_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_crash_on_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_hang_on_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_harness_killed_rearms, setup, teardown),
