@@ -488,6 +488,26 @@ static void note_harmful(struct run *r, const struct isolate_test *t, json_t *ve
 	g_ptr_array_add(r->harmful, h);
 }
 
+/* The first line of the first INFRA verdict's evidence (the lost libvirt
+ * connection, a guest that did not come up): what the user must fix. */
+static const char *infra_why(json_t *verdicts)
+{
+	static __thread char why[256];
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(verdicts, i, v) {
+		const char *ev = json_string_value(json_object_get(v, "evidence"));
+
+		if (g_strcmp0(json_string_value(json_object_get(v, "verdict")), "INFRA") || !ev)
+			continue;
+		g_strlcpy(why, ev, sizeof(why));
+		why[strcspn(why, "\n")] = 0;
+		return why;
+	}
+	return "no guest could report";
+}
+
 /* Arms, dwells, judges one batch; the isolate oracle. */
 static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *res)
 {
@@ -608,7 +628,8 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 	load_stats_apply(r, t->ids, loadj);
 	if (o == OUTCOME_INFRA) {
 		journal_judged(r->j, t->seq, outcome_name(o), verdicts);
-		e = pc_fail(EIO, "batch %u: the guests could not be judged (INFRA)", t->seq);
+		e = pc_fail(EIO, "batch %u: the guests could not be judged (INFRA): %s", t->seq,
+			    infra_why(guests));
 		goto out;
 	}
 	if ((e = journal_judged(r->j, t->seq, outcome_name(o), verdicts)))
@@ -1238,6 +1259,14 @@ report:
 		json_object_set_new(r.set->extra ? r.set->extra : (r.set->extra = json_object()),
 				    "verdict", json_string(runner_verdict_name(rep->verdict)));
 		e = write_outputs(&r);
+		if (e && rep->why) {
+			/* A full results disk stops the run and then its report:
+			 * say both. */
+			g_autofree char *prefix = g_strdup_printf("could not test (%s), and then: ",
+								  rep->why);
+
+			e = refail(-e, prefix);
+		}
 		if (!e)
 			e = journal_done(r.j, sum);
 		json_decref(sum);
