@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -869,19 +870,258 @@ static int stream_read(const char *text, size_t len, const char *path, struct re
 	return 0;
 }
 
+/* ---- the writer: text straight from the model ---- */
+
+/* A JSON string: jansson's escapes, and bytes that are not UTF-8 as the
+ * text \xNN, as results_json_string() does. */
+static void text_json_append(GString *out, const char *s)
+{
+	g_string_append_c(out, '"');
+	while (*s) {
+		unsigned char c = *s;
+
+		if (c >= 0x80) {
+			gunichar u = g_utf8_get_char_validated(s, -1);
+
+			if (u == (gunichar)-1 || u == (gunichar)-2) {
+				g_string_append_printf(out, "\\\\x%02x", c);
+				s++;
+			} else {
+				const char *next = g_utf8_next_char(s);
+
+				g_string_append_len(out, s, next - s);
+				s = next;
+			}
+			continue;
+		}
+		switch (c) {
+		case '"': g_string_append(out, "\\\""); break;
+		case '\\': g_string_append(out, "\\\\"); break;
+		case '\b': g_string_append(out, "\\b"); break;
+		case '\f': g_string_append(out, "\\f"); break;
+		case '\n': g_string_append(out, "\\n"); break;
+		case '\r': g_string_append(out, "\\r"); break;
+		case '\t': g_string_append(out, "\\t"); break;
+		default:
+			if (c < 0x20)
+				g_string_append_printf(out, "\\u%04x", c);
+			else
+				g_string_append_c(out, c);
+		}
+		s++;
+	}
+	g_string_append_c(out, '"');
+}
+
+static void json_value_append(GString *out, const json_t *v)
+{
+	char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	g_string_append(out, text ? text : "null");
+	free(text);
+}
+
+/* attr_to_json(), written out. */
+static void attr_text_append(GString *out, const struct perf_event_attr *attr)
+{
+	const char *sep = "";
+
+	g_string_append_c(out, '{');
+	for (int f = 0; f < ATTR_FIELD_COUNT; f++) {
+		uint64_t v = attr_get(attr, f);
+
+		if (!v)
+			continue;
+		g_string_append_printf(out, "%s\"%s\":", sep, attr_field_display_name(attr, f));
+		if (f == ATTR_F_clockid)
+			g_string_append_printf(out, "%" PRId32, (int32_t)v);
+		else if (v > (uint64_t)INT64_MAX)
+			g_string_append_printf(out, "\"0x%" PRIx64 "\"", v);
+		else
+			g_string_append_printf(out, "%" PRIu64, v);
+		sep = ",";
+	}
+	g_string_append_c(out, '}');
+}
+
+static void cell_text_append(GString *out, const struct cell *cell, const char *kernel,
+			     GHashTable *index)
+{
+	if (g_strcmp0(cell->kernel, kernel) != 0) {
+		g_string_append(out, "{\"kernel\":");
+		text_json_append(out, cell->kernel ? cell->kernel : "");
+		g_string_append(out, ",\"profile\":");
+	} else {
+		g_string_append(out, "{\"profile\":");
+	}
+	text_json_append(out, cell->profile ? cell->profile : "");
+	g_string_append(out, ",\"spec\":");
+	text_json_append(out, cell->spec ? cell->spec : "");
+	if (cell->has_attr)
+		g_string_append_printf(out, ",\"attr\":%u", GPOINTER_TO_UINT(
+			g_hash_table_lookup(index, &cell->attr)) - 1);
+	if (cell->error) {
+		g_string_append(out, ",\"error\":");
+		text_json_append(out, cell->error);
+	}
+	g_string_append_printf(out, ",\"outcome\":\"%s\",\"tries\":[", outcome_name(cell->outcome));
+	for (unsigned int i = 0; i < cell->tries->len; i++) {
+		const struct cell_try *t = &g_array_index(cell->tries, struct cell_try, i);
+
+		g_string_append_printf(out, "%s{\"attr\":%u,\"outcome\":\"%s\"", i ? "," : "",
+				       GPOINTER_TO_UINT(g_hash_table_lookup(index, &t->attr)) - 1,
+				       outcome_name(t->outcome));
+		if (t->why) {
+			g_string_append(out, ",\"why\":");
+			text_json_append(out, t->why);
+		}
+		g_string_append_c(out, '}');
+	}
+	g_string_append_c(out, ']');
+	if (cell->per_cpu->len) {
+		g_string_append(out, ",\"per_cpu\":{");
+		for (unsigned int i = 0; i < cell->per_cpu->len; i++) {
+			const struct cell_cpu *c = &g_array_index(cell->per_cpu, struct cell_cpu, i);
+
+			g_string_append_printf(out, "%s\"%d\":\"%s\"", i ? "," : "", c->cpu,
+					       outcome_name(c->outcome));
+		}
+		g_string_append_c(out, '}');
+	}
+	if (cell->k || cell->n)
+		g_string_append_printf(out, ",\"k\":%d,\"n\":%d", cell->k, cell->n);
+	if (cell->evidence && json_array_size(cell->evidence)) {
+		g_string_append(out, ",\"evidence\":");
+		json_value_append(out, cell->evidence);
+	}
+	if (cell->extra) {
+		const char *key;
+		json_t *v;
+
+		json_object_foreach(cell->extra, key, v) {
+			if (g_strv_contains(cell_keys, key))
+				continue;
+			g_string_append_c(out, ',');
+			text_json_append(out, key);
+			g_string_append_c(out, ':');
+			json_value_append(out, v);
+		}
+	}
+	g_string_append_c(out, '}');
+}
+
+/* The writer's attr index hashes and compares bytes: attr_hash() walks every
+ * member and was half of a full sweep's write. An attr whose unused bits
+ * differ only gets a second, identical entry. */
+static guint attr_bytes_hash(gconstpointer p)
+{
+	const unsigned char *b = p;
+	guint64 h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i + 8 <= sizeof(struct perf_event_attr); i += 8) {
+		guint64 w;
+
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 1099511628211ULL;
+		h ^= h >> 29;
+	}
+	return (guint)(h ^ (h >> 32));
+}
+
+static gboolean attr_bytes_equal(gconstpointer a, gconstpointer b)
+{
+	return memcmp(a, b, sizeof(struct perf_event_attr)) == 0;
+}
+
+/* The same document as results_to_json() (test_results checks), written
+ * from the model without building jansson's tree of every cell: that tree
+ * cost more than a second of CPU for a full sweep, and as much again to
+ * free. */
+static GString *results_to_text(const struct result_set *set)
+{
+	const char *kernel = set->kernel ? set->kernel : "";
+	g_autoptr(GHashTable) index = g_hash_table_new(attr_bytes_hash, attr_bytes_equal);
+	g_autoptr(GPtrArray) attrs = g_ptr_array_new();
+	GString *out = g_string_sized_new(256 + (gsize)set->cells->len * 128);
+	json_t *env = json_object();
+	char *head;
+
+#define ATTR_INDEX(a)                                                               \
+	do {                                                                        \
+		if (!g_hash_table_contains(index, (a))) {                           \
+			g_ptr_array_add(attrs, (gpointer)(a));                      \
+			g_hash_table_insert(index, (gpointer)(a),                   \
+					    GUINT_TO_POINTER(attrs->len));          \
+		}                                                                   \
+	} while (0)
+	for (unsigned int i = 0; i < set->cells->len; i++) {
+		const struct cell *c = set->cells->pdata[i];
+
+		if (c->has_attr)
+			ATTR_INDEX(&c->attr);
+		for (unsigned int t = 0; t < c->tries->len; t++)
+			ATTR_INDEX(&g_array_index(c->tries, struct cell_try, t).attr);
+	}
+#undef ATTR_INDEX
+	/* The envelope as results_to_json() builds it, less its end. */
+	json_object_set_new(env, "schema", json_string(RESULTS_SCHEMA));
+	json_object_set_new(env, "kind", json_string(results_kind_name(set->kind)));
+	json_object_set_new(env, "run_id", results_json_string(set->run_id));
+	json_object_set_new(env, "created", results_json_string(set->created));
+	json_object_set_new(env, "tool_version", results_json_string(set->tool_version));
+	json_object_set_new(env, "host", set->host ? json_incref(set->host) : json_object());
+	json_object_set_new(env, "kernel", results_json_string(kernel));
+	json_object_set_new(env, "accel", results_json_string(set->accel ? set->accel : "none"));
+	{
+		json_t *lim = json_array();
+
+		for (unsigned int i = 0; i < set->limitations->len; i++)
+			json_array_append_new(lim, results_json_string(set->limitations->pdata[i]));
+		json_object_set_new(env, "limitations", lim);
+	}
+	json_object_set_new(env, "selftest", json_boolean(set->selftest));
+	json_object_set_new(env, "scenario",
+			    set->scenario ? json_incref(set->scenario) : json_null());
+	if (set->extra) {
+		const char *key;
+		json_t *v;
+
+		json_object_foreach(set->extra, key, v)
+			if (!g_strv_contains(set_keys, key))
+				json_object_set(env, key, v);
+	}
+	head = json_dumps(env, JSON_COMPACT);
+	json_decref(env);
+	if (!head) {
+		g_string_free(out, TRUE);
+		return NULL;
+	}
+	/* "{...}" less its "}", then the attrs and the cells. */
+	g_string_append_len(out, head, strlen(head) - 1);
+	free(head);
+	g_string_append(out, ",\"attrs\":[");
+	for (unsigned int i = 0; i < attrs->len; i++) {
+		if (i)
+			g_string_append_c(out, ',');
+		attr_text_append(out, attrs->pdata[i]);
+	}
+	g_string_append(out, "],\"cells\":[");
+	for (unsigned int i = 0; i < set->cells->len; i++) {
+		if (i)
+			g_string_append_c(out, ',');
+		cell_text_append(out, set->cells->pdata[i], kernel, index);
+	}
+	g_string_append(out, "]}\n");
+	return out;
+}
+
 int results_write_json(const struct result_set *set, const char *path)
 {
-	json_t *root = results_to_json(set);
-	/* One buffer and one write: jansson's own fd writer makes a syscall
-	 * per token, which is seconds for a full sweep. */
-	char *text = json_dumps(root, JSON_COMPACT);
-	g_autofree char *line = text ? g_strconcat(text, "\n", NULL) : NULL;
+	g_autoptr(GString) text = results_to_text(set);
 
-	free(text);
-	json_decref(root);
-	if (!line)
+	if (!text)
 		return pc_fail(ENOMEM, "cannot write %s: cannot build its JSON", path);
-	return outfile_write(path, line, strlen(line));
+	return outfile_write(path, text->str, text->len);
 }
 
 int results_read_json(const char *path, struct result_set **out)

@@ -105,6 +105,10 @@ static void test_round_trip(void **state)
 	a = results_to_json(set);
 	b = results_to_json(back);
 	assert_true(json_equal(a, b));
+	/* The writer's text is results_to_json()'s document. */
+	json_decref(b);
+	b = json_load_file(path, 0, NULL);
+	assert_true(json_equal(a, b));
 	/* The shape others rely on. */
 	assert_string_equal(json_string_value(json_object_get(b, "schema")), "pmucanary/2");
 	assert_string_equal(json_string_value(json_object_get(b, "kind")), "probe");
@@ -402,6 +406,14 @@ static void test_utf8(void **state)
 	results_add_cell(set, c);
 	assert_int_equal(results_write_json(set, path), 0);
 	assert_int_equal(results_read_json(path, &back), 0);
+	{
+		json_t *ja = results_to_json(set);
+		json_t *jb = json_load_file(path, 0, NULL);
+
+		assert_true(json_equal(ja, jb));
+		json_decref(ja);
+		json_decref(jb);
+	}
 	c = back->cells->pdata[0];
 	assert_string_equal(c->spec, "cpu-clock:\\xff");
 	assert_string_equal(c->error, "event syntax error: 'cpu-clock:\\xff' \\xc3(");
