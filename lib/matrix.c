@@ -1758,6 +1758,46 @@ static void format_view_grid(const struct matrix *m, const struct matrix_groups 
 	}
 }
 
+/* Agreeing column groups with one outcome over the same events are one
+ * line whatever profiles measured them (a modifier an old perf lacks is
+ * absent from its row, not a difference). */
+static GPtrArray *agreeing_merge(const struct matrix_groups *g, GPtrArray *agreeing)
+{
+	GPtrArray *out = g_ptr_array_new_with_free_func(colgroup_free);
+	g_autoptr(GHashTable) idx = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GString) key = g_string_new(NULL);
+	g_autofree bool *ev = g_new0(bool, g->events->len + 1);
+
+	for (guint i = 0; i < agreeing->len; i++) {
+		const struct colgroup *cg = agreeing->pdata[i];
+		struct colgroup *m;
+
+		memset(ev, 0, g->events->len * sizeof(*ev));
+		for (guint p = 0; p < cg->pairs->len; p++)
+			ev[GPOINTER_TO_UINT(cg->pairs->pdata[p]) / MATRIX_MODCLASS_COUNT] = true;
+		g_string_printf(key, "%" G_GINT64_MODIFIER "x/%" G_GINT64_MODIFIER "x/", cg->codes,
+				cg->known);
+		for (guint e = 0; e < g->events->len; e++)
+			g_string_append_c(key, ev[e] ? '1' : '0');
+		m = g_hash_table_lookup(idx, key->str);
+		if (!m) {
+			m = g_new0(struct colgroup, 1);
+			m->pairs = g_ptr_array_new();
+			m->codes = cg->codes;
+			m->known = cg->known;
+			m->agree = true;
+			g_ptr_array_add(out, m);
+			g_hash_table_insert(idx, g_strdup(key->str), m);
+		}
+		for (guint p = 0; p < cg->pairs->len; p++)
+			g_ptr_array_add(m->pairs, cg->pairs->pdata[p]);
+		m->specs += cg->specs;
+		m->cells += cg->cells;
+	}
+	g_ptr_array_sort(out, colgroup_cmp);
+	return out;
+}
+
 void matrix_format_text(const struct matrix *m, bool color, int width, GString *out)
 {
 	g_autoptr(matrix_groups) g = NULL;
@@ -1811,13 +1851,14 @@ void matrix_format_text(const struct matrix *m, bool color, int width, GString *
 	}
 	if (agreeing->len) {
 		g_autoptr(GString) label = g_string_new(NULL);
+		g_autoptr(GPtrArray) merged = agreeing_merge(g, agreeing);
 
 		g_string_append_printf(out, "\nwhere every row agrees: %u spec%s in %u column "
 				       "group%s, collapsed:\n",
 				       agree_cols, agree_cols == 1 ? "" : "s", agreeing->len,
 				       agreeing->len == 1 ? "" : "s");
-		for (guint i = 0; i < agreeing->len; i++) {
-			const struct colgroup *cg = agreeing->pdata[i];
+		for (guint i = 0; i < merged->len; i++) {
+			const struct colgroup *cg = merged->pdata[i];
 			struct matrix_tile t = { .codes = cg->codes, .known = cg->known, .cells = 1 };
 
 			g_string_truncate(label, 0);
