@@ -451,13 +451,68 @@ static const char *kcidb_status(enum cell_verdict v)
 	}
 }
 
-static json_t *kcidb_test(const struct report_ctx *ctx, const char *origin,
-			  const char *build_id, const struct judged *j)
+/* A JSON string as jansson writes one (no ASCII escaping, '/' as is), from
+ * text made valid UTF-8 first. */
+static void kcidb_str(GString *out, const char *s)
+{
+	g_autofree char *valid = g_utf8_make_valid(s ? s : "", -1);
+
+	g_string_append_c(out, '"');
+	for (const unsigned char *p = (const unsigned char *)valid; *p; p++) {
+		switch (*p) {
+		case '"': g_string_append(out, "\\\""); break;
+		case '\\': g_string_append(out, "\\\\"); break;
+		case '\b': g_string_append(out, "\\b"); break;
+		case '\f': g_string_append(out, "\\f"); break;
+		case '\n': g_string_append(out, "\\n"); break;
+		case '\r': g_string_append(out, "\\r"); break;
+		case '\t': g_string_append(out, "\\t"); break;
+		default:
+			if (*p < 0x20)
+				g_string_append_printf(out, "\\u%04X", *p);
+			else
+				g_string_append_c(out, (char)*p);
+		}
+	}
+	g_string_append_c(out, '"');
+}
+
+/* ", KEY: STRING" unless v is NULL or empty: KCIDB forbids nulls. */
+static void kcidb_member(GString *out, const char *key, const char *v, bool *first)
+{
+	if (!v || !*v)
+		return;
+	g_string_append(out, *first ? "{" : ", ");
+	*first = false;
+	kcidb_str(out, key);
+	g_string_append(out, ": ");
+	kcidb_str(out, v);
+}
+
+static void kcidb_int(GString *out, const char *key, long long v, bool *first)
+{
+	g_string_append(out, *first ? "{" : ", ");
+	*first = false;
+	g_string_append_printf(out, "\"%s\": %lld", key, v);
+}
+
+static void kcidb_json(GString *out, const char *key, json_t *v, bool *first)
+{
+	g_autofree char *dump = json_dumps(v, JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+
+	json_decref(v);
+	g_string_append(out, *first ? "{" : ", ");
+	*first = false;
+	g_string_append_printf(out, "\"%s\": %s", key, dump ? dump : "{}");
+}
+
+/* One test, one line, written straight into out: building a jansson object
+ * per test and dumping it was most of KCIDB's time at full scale. */
+static void kcidb_test(const struct report_ctx *ctx, const char *origin, const char *build_id,
+		       const struct judged *j, GString *out)
 {
 	const struct cell *c = j->cell;
 	const struct result_set *set = j->src->set;
-	json_t *t = json_object(), *misc = json_object(), *env = json_object();
-	json_t *envmisc = json_object();
 	g_autofree char *id = g_strdup_printf("%s:%s:%s:%s", origin, set->run_id, c->profile,
 					      c->spec);
 	g_autofree char *path = kcidb_path(c);
@@ -465,53 +520,56 @@ static json_t *kcidb_test(const struct report_ctx *ctx, const char *origin,
 	g_autofree char *excerpt = utf8_truncate(text, KCIDB_EXCERPT_MAX);
 	g_autofree char *envc = g_strdup_printf("cpu %s, accel %s", j->src->cpu_label,
 						set->accel ? set->accel : "?");
+	bool first = true, efirst = true, mfirst = true;
 
-	json_object_set_new(t, "id", json_string(id));
-	json_object_set_new(t, "origin", json_string(origin));
-	json_object_set_new(t, "build_id", json_string(build_id));
-	json_object_set_new(t, "path", json_string(path));
-	json_object_set_new(t, "status", json_string(kcidb_status(j->verdict)));
+	kcidb_member(out, "id", id, &first);
+	kcidb_member(out, "origin", origin, &first);
+	kcidb_member(out, "build_id", build_id, &first);
+	kcidb_member(out, "path", path, &first);
+	kcidb_member(out, "status", kcidb_status(j->verdict), &first);
 	if (j->verdict == VERDICT_KNOWN)
-		json_object_set_new(t, "waived", json_true());
-	set_str(t, "start_time", set->created);
-	set_str(t, "log_excerpt", excerpt);
-	set_str(t, "comment", c->spec);
+		g_string_append(out, ", \"waived\": true");
+	kcidb_member(out, "start_time", set->created, &first);
+	kcidb_member(out, "log_excerpt", excerpt, &first);
+	kcidb_member(out, "comment", c->spec, &first);
 
-	json_object_set_new(env, "comment", json_string(envc));
-	set_str(envmisc, "cpu_vendor", j->src->cpu.vendor);
+	g_string_append(out, ", \"environment\": ");
+	kcidb_member(out, "comment", envc, &efirst);
+	g_string_append(out, ", \"misc\": ");
+	kcidb_member(out, "cpu_vendor", j->src->cpu.vendor, &mfirst);
 	if (j->src->cpu.family >= 0)
-		json_object_set_new(envmisc, "cpu_family", json_integer(j->src->cpu.family));
+		kcidb_int(out, "cpu_family", j->src->cpu.family, &mfirst);
 	if (j->src->cpu.model >= 0)
-		json_object_set_new(envmisc, "cpu_model", json_integer(j->src->cpu.model));
+		kcidb_int(out, "cpu_model", j->src->cpu.model, &mfirst);
 	if (j->src->cpu.stepping >= 0)
-		json_object_set_new(envmisc, "cpu_stepping", json_integer(j->src->cpu.stepping));
-	set_str(envmisc, "accel", set->accel);
-	json_object_set_new(env, "misc", envmisc);
-	json_object_set_new(t, "environment", env);
+		kcidb_int(out, "cpu_stepping", j->src->cpu.stepping, &mfirst);
+	kcidb_member(out, "accel", set->accel, &mfirst);
+	g_string_append(out, mfirst ? "{}}" : "}}");
 
-	set_str(misc, "kernel", c->kernel);
-	set_str(misc, "profile", c->profile);
-	set_str(misc, "spec", c->spec);
-	set_str(misc, "outcome", outcome_name(c->outcome));
-	set_str(misc, "outcome_class", outcome_class_name(outcome_class(c->outcome)));
+	mfirst = true;
+	g_string_append(out, ", \"misc\": ");
+	kcidb_member(out, "kernel", c->kernel, &mfirst);
+	kcidb_member(out, "profile", c->profile, &mfirst);
+	kcidb_member(out, "spec", c->spec, &mfirst);
+	kcidb_member(out, "outcome", outcome_name(c->outcome), &mfirst);
+	kcidb_member(out, "outcome_class", outcome_class_name(outcome_class(c->outcome)), &mfirst);
 	if (outcome_errno(c->outcome) > 0)
-		json_object_set_new(misc, "errno", json_integer(outcome_errno(c->outcome)));
-	json_object_set_new(misc, "k", json_integer(c->k));
-	json_object_set_new(misc, "n", json_integer(c->n));
+		kcidb_int(out, "errno", outcome_errno(c->outcome), &mfirst);
+	kcidb_int(out, "k", c->k, &mfirst);
+	kcidb_int(out, "n", c->n, &mfirst);
 	if (c->has_attr)
-		json_object_set_new(misc, "attr", attr_to_json(&c->attr));
-	set_str(misc, "error", c->error);
-	json_object_set_new(misc, "tries", json_integer(c->tries->len));
+		kcidb_json(out, "attr", attr_to_json(&c->attr), &mfirst);
+	kcidb_member(out, "error", c->error, &mfirst);
+	kcidb_int(out, "tries", c->tries->len, &mfirst);
 	if (json_array_size(c->evidence))
-		json_object_set_new(misc, "evidence", json_without_nulls(c->evidence));
+		kcidb_json(out, "evidence", json_without_nulls(c->evidence), &mfirst);
 	if (j->erratum)
-		set_str(misc, "known_erratum", erratum_id(j->erratum));
+		kcidb_member(out, "known_erratum", erratum_id(j->erratum), &mfirst);
 	if (j->base) {
-		set_str(misc, "baseline_outcome", outcome_name(j->base->outcome));
-		set_str(misc, "baseline_change", diff_group_name(j->group));
+		kcidb_member(out, "baseline_outcome", outcome_name(j->base->outcome), &mfirst);
+		kcidb_member(out, "baseline_change", diff_group_name(j->group), &mfirst);
 	}
-	json_object_set_new(t, "misc", misc);
-	return t;
+	g_string_append(out, "}}");
 }
 
 static int render_kcidb(const struct report_ctx *ctx, const struct result_set *const *sets,
@@ -522,8 +580,8 @@ static int render_kcidb(const struct report_ctx *ctx, const struct result_set *c
 	json_t *root = json_object(), *checkouts = json_array(), *builds = json_array();
 	json_t *version = json_object();
 	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	/* One test a line, each serialised as soon as it is built: a document
-	 * tree of 140,000 tests dumped at once took 19 s and 1.6 GB. */
+	/* One test a line, written as it is judged: a document tree of 140,000
+	 * tests dumped at once took 19 s and 1.6 GB. */
 	g_autoptr(GString) tests = g_string_new(NULL);
 	g_autofree char *dump = NULL;
 
@@ -584,17 +642,8 @@ static int render_kcidb(const struct report_ctx *ctx, const struct result_set *c
 				     errata_match(ctx->opts->errata, &s->cpu,
 						  cell->kernel && *cell->kernel ? cell->kernel : kernel,
 						  cell), &j);
-			json_t *t = kcidb_test(ctx, origin, build_id, &j);
-			g_autofree char *line = json_dumps(t, JSON_PRESERVE_ORDER);
-
-			json_decref(t);
-			if (!line) {
-				json_decref(root);
-				json_decref(checkouts);
-				json_decref(builds);
-				return pc_fail(ENOMEM, "cannot serialise the KCIDB report");
-			}
-			g_string_append_printf(tests, "%s    %s", tests->len ? ",\n" : "", line);
+			g_string_append(tests, tests->len ? ",\n    " : "    ");
+			kcidb_test(ctx, origin, build_id, &j, tests);
 		}
 	}
 	json_object_set_new(root, "checkouts", checkouts);
