@@ -11,6 +11,18 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* lib's message, which may quote a file (a spec, an outcome name): escaped
+ * before it reaches the terminal. */
+static void matrix_error(const char *option)
+{
+	g_autofree char *msg = text_escape(pc_errmsg());
+
+	if (option)
+		fprintf(stderr, "pmucanary matrix: --%s: %s\n", option, msg);
+	else
+		fprintf(stderr, "pmucanary matrix: %s\n", msg);
+}
+
 int cmd_matrix(int argc, char **argv)
 {
 	g_autofree char *html = NULL, *junit = NULL, *kcidb = NULL, *errata_path = NULL;
@@ -93,22 +105,22 @@ int cmd_matrix(int argc, char **argv)
 		}
 	}
 	if (matrix_filter_check(&filter) < 0) {
-		fprintf(stderr, "pmucanary matrix: %s\n", pc_errmsg());
+		matrix_error(NULL);
 		return EXIT_USAGE;
 	}
 	if (errata_path && errata_load(errata_path, &errata) < 0) {
-		fprintf(stderr, "pmucanary matrix: %s\n", pc_errmsg());
+		matrix_error(NULL);
 		return EXIT_USAGE;
 	}
 	if (baseline && results_read_json(baseline, &base) < 0) {
-		fprintf(stderr, "pmucanary matrix: %s\n", pc_errmsg());
+		matrix_error(NULL);
 		return EXIT_USAGE;
 	}
 	for (int i = 1; i < argc; i++) {
 		struct result_set *set = NULL;
 
 		if (results_read_json(argv[i], &set) < 0) {
-			fprintf(stderr, "pmucanary matrix: %s\n", pc_errmsg());
+			matrix_error(NULL);
 			return EXIT_USAGE;
 		}
 		g_ptr_array_add(sets, set);
@@ -134,8 +146,7 @@ int cmd_matrix(int argc, char **argv)
 			continue;
 		if (report_write(files[i].fmt, (const struct result_set *const *)sets->pdata,
 				 sets->len, &opts, files[i].path) < 0) {
-			fprintf(stderr, "pmucanary matrix: --%s: %s\n",
-				report_format_name(files[i].fmt), pc_errmsg());
+			matrix_error(report_format_name(files[i].fmt));
 			return EXIT_USAGE;
 		}
 		pc_info("wrote %s report %s", report_format_name(files[i].fmt), files[i].path);
@@ -144,15 +155,13 @@ int cmd_matrix(int argc, char **argv)
 	 * and the exit code below always hold every cell. */
 	if (matrix_filter_sets((const struct result_set *const *)sets->pdata, sets->len, &filter,
 			       &views) < 0) {
-		fprintf(stderr, "pmucanary matrix: %s\n", pc_errmsg());
+		matrix_error(NULL);
 		return EXIT_USAGE;
 	}
 	if (matrix_build((const struct result_set *const *)views->pdata, opts.names, views->len,
 			 errata, &shown) < 0) {
-		g_autofree char *msg = text_escape(pc_errmsg());
-
 		matrix_views_free(views);
-		fprintf(stderr, "pmucanary matrix: %s\n", msg);
+		matrix_error(NULL);
 		return EXIT_USAGE;
 	}
 	if (all)
@@ -167,7 +176,7 @@ int cmd_matrix(int argc, char **argv)
 		if (report_render(REPORT_TEXT, (const struct result_set *const *)views->pdata,
 				  views->len, &opts, rep) < 0) {
 			matrix_views_free(views);
-			fprintf(stderr, "pmucanary matrix: %s\n", pc_errmsg());
+			matrix_error(NULL);
 			return EXIT_USAGE;
 		}
 		tail = strstr(rep->str, "\nregressions against the baseline ");
@@ -186,7 +195,7 @@ int cmd_matrix(int argc, char **argv)
 		sum.infra = shown->infra;
 	} else if (report_summarize((const struct result_set *const *)sets->pdata, sets->len,
 				    &opts, &sum) < 0) {
-		fprintf(stderr, "pmucanary matrix: %s\n", pc_errmsg());
+		matrix_error(NULL);
 		return EXIT_USAGE;
 	}
 	fputs(text->str, stdout);

@@ -99,6 +99,14 @@ for view in "" --all; do
 	else echo "FAIL: matrix $view hostile strings"; echo "$out" | cat -v | sed 's/^/    /'; fails=$((fails + 1)); fi
 done
 
+# A message quoting the file (an unknown outcome) is escaped too.
+jq '.cells[0].outcome = "GUEST_\u001b[2JEXPLODED"' "$d/run-3.6.json" >"$tmp/hostile-outcome.json"
+n=$((n + 1))
+out=$("$bin" matrix "$tmp/hostile-outcome.json" 2>&1); rc=$?
+if [ $rc -eq 2 ] && ! grep -q $'\033' <<<"$out" && grep -q 'GUEST_\\x1b\[2JEXPLODED' <<<"$out"; then
+	echo "ok: matrix escapes a bad outcome name in its error"
+else echo "FAIL: matrix error escaping (exit $rc)"; echo "$out" | cat -v | sed 's/^/    /'; fails=$((fails + 1)); fi
+
 # diff's text shares the escaping (lib/textesc.c).
 n=$((n + 1))
 jq '.cells[0].outcome = "OK"' "$tmp/hostile.json" >"$tmp/hostile-base.json"
