@@ -235,6 +235,10 @@ int cmd_fleet(int argc, char **argv)
 	if (fleet_signal_pending())
 		fprintf(stderr, "pmucanary fleet: signal %d: stopping the fleet\n", fleet_signal_pending());
 
+	/* disk guests stop before the verdicts are read: stopping a harmed one
+	 * reads its own logs out of its overlay into the evidence */
+	if (boot)
+		fleet_stop(f);
 	fleet_verdicts_since(f, 0, &verdicts);
 	ret = rc < 0 ? EXIT_INFRA : EXIT_CLEAN;
 	printf("accel %s; %u guests; %u verdicts\n", fleet_accel_name(fleet_accel(f)), fleet_size(f),

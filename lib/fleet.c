@@ -957,6 +957,23 @@ int fleet_start(struct fleet *f)
 	return 0;
 }
 
+/* A harmed disk guest's own logs (its journal or /var/log) go to
+ * <run_dir>/<name>.logs before its overlay is removed: the evidence a
+ * distribution files upstream. */
+static void guest_pull_logs(struct fleet *f, struct guest *g, const char *disk)
+{
+	g_autofree char *dest = g_strdup_printf("%s/%s.logs", f->run_dir, g->name);
+	unsigned int n = 0;
+	int rc = inject_pull_logs(disk, dest, &n);
+
+	g_mutex_lock(&f->lock);
+	if (g->harm && rc == 0)
+		evidence_append(g->harm, "--- the guest's own logs: %s (%u files)\n", dest, n);
+	else if (g->harm)
+		evidence_append(g->harm, "--- the guest's own logs: not read (%s)\n", pc_errmsg());
+	g_mutex_unlock(&f->lock);
+}
+
 /* Destroys guest g; no verdict for it. */
 static void guest_stop(struct fleet *f, struct guest *g)
 {
@@ -985,10 +1002,17 @@ static void guest_stop(struct fleet *f, struct guest *g)
 	if (dom && !lost && virt_domain_destroy(dom) < 0)
 		pc_warn("%s: %s", g->name, pc_errmsg());
 	virt_domain_free(dom);
-	if (f->cfg.disk && !f->cfg.keep_disks) {
+	if (f->cfg.disk) {
 		g_autofree char *disk = fleet_guest_disk(&f->cfg, g->name);
+		bool harmed;
 
-		unlink(disk);
+		g_mutex_lock(&f->lock);
+		harmed = g->harm != NULL;
+		g_mutex_unlock(&f->lock);
+		if (harmed)
+			guest_pull_logs(f, g, disk);
+		if (!f->cfg.keep_disks)
+			unlink(disk);
 	}
 	g_mutex_lock(&f->lock);
 	if (g->state != GUEST_STATE_INFRA)

@@ -702,3 +702,50 @@ int inject_boot_load(const char *overlay, struct inject_boot **out)
 	*out = g_steal_pointer(&b);
 	return 0;
 }
+
+/* ---- a harmed guest's own logs ---- */
+
+int inject_pull_logs(const char *overlay, const char *dest_dir, unsigned int *count)
+{
+	g_autoptr(guestfs_handle) g = handle_new(false, NULL);
+	char **roots = NULL, **names = NULL;
+	int ret = 0;
+
+	*count = 0;
+	if (!g)
+		return -EIO;
+	if (image_mkdir_public(dest_dir) < 0)
+		return pc_fail(errno ? errno : EIO, "cannot create %s", dest_dir);
+	if (guestfs_add_drive_opts(g, overlay, GUESTFS_ADD_DRIVE_OPTS_FORMAT, "qcow2",
+				   GUESTFS_ADD_DRIVE_OPTS_READONLY, 1, -1) < 0 ||
+	    guestfs_launch(g) < 0)
+		return gfs_fail(g, overlay);
+	if (!(roots = guestfs_inspect_os(g)) || !roots[0]) {
+		strv_free(roots);
+		return pc_fail(ENOENT, "%s: no operating system found", overlay);
+	}
+	if ((ret = mount_root(g, roots[0])) < 0)
+		goto out;
+	if (!is_dir(g, "/var/log") || !(names = guestfs_ls(g, "/var/log")))
+		goto out;
+	for (size_t i = 0; names[i]; i++) {
+		g_autofree char *src = g_strdup_printf("/var/log/%s", names[i]);
+		g_autofree char *dst = g_build_filename(dest_dir, names[i], NULL);
+
+		if (!strcmp(names[i], "journal") && is_dir(g, src)) {
+			g_free(dst);
+			dst = g_build_filename(dest_dir, "journal.tar", NULL);
+			if (guestfs_tar_out(g, src, dst) == 0)
+				(*count)++;
+			continue;
+		}
+		if (guestfs_is_file_opts(g, src, -1) > 0 && guestfs_download(g, src, dst) == 0) {
+			chmod(dst, 0644);
+			(*count)++;
+		}
+	}
+out:
+	strv_free(roots);
+	strv_free(names);
+	return ret;
+}

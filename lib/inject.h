@@ -134,6 +134,12 @@ typedef struct inject_boot inject_boot;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(inject_boot, inject_boot_free)
 int inject_boot_load(const char *overlay, struct inject_boot **out);
 
+/* A harmed disk guest's own logs, read (read-only) out of its overlay into
+ * dest_dir (created 0755): every regular file directly under /var/log, and
+ * /var/log/journal as journal.tar when there is one. *count: files copied.
+ * One appliance launch (tens of seconds under TCG). */
+int inject_pull_logs(const char *overlay, const char *dest_dir, unsigned int *count);
+
 /* A fresh qcow2 overlay at path backed by base (a qcow2 written by
  * inject_disk()): each disk guest boots on its own, so that one harm cannot
  * leak into the next incarnation. 0644. */

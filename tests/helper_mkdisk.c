@@ -70,6 +70,8 @@ static const char *const rcs =
 	"mount -t sysfs sysfs /sys\n"
 	"mkdir -p /var/log\n"
 	"echo \"rcS: boot $(cat /proc/sys/kernel/random/boot_id)\" >> /var/log/messages\n"
+	/* on the disk before any self-test panic: the fleet reads it back */
+	"sync\n"
 	"echo 'rcS: done'\n";
 
 /* The base of a Linux root on the drive's first partition, mounted on /. */

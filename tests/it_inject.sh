@@ -11,7 +11,9 @@
 #    same after injection and after a guest ran on it;
 #  - one disk guest under `pmucanary fleet --disk`: heartbeats arrive from
 #    the agent its own init started, then a self-test panic gives
-#    GUEST_CRASH; the per-guest overlay and the domain are gone afterwards;
+#    GUEST_CRASH whose evidence names the guest's own /var/log, read out of
+#    its overlay into the run dir; the per-guest overlay and the domain are
+#    gone afterwards;
 #  - the systemd layout is recognised (unit + multi-user.target.wants link);
 #  - a text file, the image with no OS and the one with no init give one
 #    clear line and exit 2, and leave no overlay.
@@ -127,6 +129,12 @@ if [ -f "$work/bb.qcow2.json" ]; then
 		[ "$rc" = 1 ] || bad "fleet exited $rc after a guest crash, want 1"
 		grep -aq 'pmucanary-agent: service mode' "$work/run/pmucanary-$run_id-0.console" ||
 			bad "the console does not show the agent started by the guest's init"
+		# the harmed guest's own logs, read out of its overlay
+		logs=$work/run/pmucanary-$run_id-0.logs
+		grep -q '^rcS: boot ' "$logs/messages" 2>/dev/null ||
+			bad "the guest's /var/log/messages is not in $logs: $(ls "$logs" 2>&1)"
+		jq -e --arg d "$logs" '.guests[0].verdicts[0].evidence | contains("own logs: " + $d)' \
+			"$work/fleet.json" >/dev/null || bad "the crash's evidence does not name $logs"
 	fi
 	[ ! -e "$work/pmucanary-$run_id-0.qcow2" ] || bad "the guest's overlay was left behind"
 	virsh -c qemu:///system list --all --name | grep -q "^pmucanary-$run_id-" &&
