@@ -14,6 +14,7 @@
 #include "infile.h"
 #include "log.h"
 #include "perfbin.h"
+#include "perfev.h"
 #include "prober.h"
 #include "profile.h"
 #include "report.h"
@@ -22,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -360,15 +362,10 @@ static int build_cells(struct run *r, const char *kernel)
 	return 0;
 }
 
-/* The attr the kernel accepted: the last try when fallbacks led to OK. */
+/* The attr the kernel accepted: an OK cell's attr is its final one, after
+ * the profile's fallbacks (results.h). */
 static const struct perf_event_attr *armed_attr(const struct cell *c)
 {
-	if (c->tries && c->tries->len) {
-		const struct cell_try *t = &g_array_index(c->tries, struct cell_try, c->tries->len - 1);
-
-		if (t->outcome == OUTCOME_OK)
-			return &t->attr;
-	}
 	return &c->attr;
 }
 
@@ -448,31 +445,58 @@ static json_t *hits_to_json(GPtrArray *hits)
 	for (guint i = 0; i < hits->len; i++) {
 		const struct kmsg_hit *h = hits->pdata[i];
 
-		json_array_append_new(a, json_pack("{s:s,s:I,s:s}", "class", kmsg_class_name(h->cls),
+		/* The kernel's text as it printed it: json_pack would refuse
+		 * (and drop) a line that is not UTF-8. */
+		json_array_append_new(a, json_pack("{s:s,s:I,s:o}", "class", kmsg_class_name(h->cls),
 						   "ts_usec", (json_int_t)h->ts_usec,
-						   "message", h->message));
+						   "message", results_json_string(h->message)));
 	}
 	return a;
 }
 
-static void load_stats_apply(struct run *r, const size_t *ids, json_t *counts)
+/* Load counts are the kernel's u64s, jansson's integers int64s: a count
+ * past INT64_MAX (a corrupt LOST record) is capped, never negative. */
+static json_int_t count_json(uint64_t v)
+{
+	return v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v;
+}
+
+/* A count read back from the journal: a negative or non-integer one is
+ * 0, never a huge u64; sums saturate instead of wrapping. */
+static uint64_t count_add(uint64_t sum, json_t *o, const char *key)
+{
+	json_int_t v = json_integer_value(json_object_get(o, key));
+
+	if (v <= 0)
+		return sum;
+	return sum > UINT64_MAX - (uint64_t)v ? UINT64_MAX : sum + (uint64_t)v;
+}
+
+/* counts: one object per attr of the batch, in ids' order (count of them);
+ * a journal's array that is longer names attrs the batch did not arm. */
+static void load_stats_apply(struct run *r, const size_t *ids, size_t count, json_t *counts)
 {
 	size_t i;
 	json_t *o;
 
 	json_array_foreach(counts, i, o) {
-		struct armed *a = r->armed->pdata[ids[i]];
+		struct armed *a;
 		const char *err = json_string_value(json_object_get(o, "arm_error"));
+		json_int_t cpu = json_integer_value(json_object_get(o, "cpu"));
 
-		a->batches++;
-		a->samples += (uint64_t)json_integer_value(json_object_get(o, "samples"));
-		a->lost += (uint64_t)json_integer_value(json_object_get(o, "lost"));
-		a->throttle += (uint64_t)json_integer_value(json_object_get(o, "throttle"));
+		if (i >= count || ids[i] >= r->armed->len)
+			break;
+		a = r->armed->pdata[ids[i]];
+		if (a->batches < UINT_MAX)
+			a->batches++;
+		a->samples = count_add(a->samples, o, "samples");
+		a->lost = count_add(a->lost, o, "lost");
+		a->throttle = count_add(a->throttle, o, "throttle");
 		if (err && !a->arm_err) {
 			enum outcome eo = outcome_from_name(err);
 
 			a->arm_err = eo < OUTCOME_COUNT ? outcome_errno(eo) : EIO;
-			a->arm_cpu = (int)json_integer_value(json_object_get(o, "cpu"));
+			a->arm_cpu = cpu >= 0 && cpu < PERFEV_MAX_CPUS ? (int)cpu : -1;
 		}
 	}
 }
@@ -557,7 +581,8 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 				if (*res == OUTCOME_COUNT)
 					*res = OUTCOME_HOST_CRASH;
 				if (b->verdicts && json_is_object(b->verdicts))
-					load_stats_apply(r, t->ids, json_object_get(b->verdicts, "load"));
+					load_stats_apply(r, t->ids, t->count,
+							 json_object_get(b->verdicts, "load"));
 				if (*res != OUTCOME_OK && b->verdicts)
 					note_harmful(r, t, b->verdicts);
 				json_decref(verdicts);
@@ -569,9 +594,9 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 			*res = b->down_outcome && !strcmp(b->down_outcome, "HOST_HANG") ?
 			       OUTCOME_HOST_HANG : OUTCOME_HOST_CRASH;
 			if (b->down_outcome)
-				json_object_set_new(verdicts, "host", json_pack("[{s:s,s:s}]",
+				json_object_set_new(verdicts, "host", json_pack("[{s:s,s:o}]",
 					"class", *res == OUTCOME_HOST_HANG ? "host-hang" : "host-crash",
-					"message", b->down_evidence));
+					"message", results_json_string(b->down_evidence)));
 			else
 				json_object_set_new(verdicts, "host", json_pack("[{s:s,s:s}]",
 					"class", "host-crash", "message",
@@ -606,9 +631,9 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 	load_disarm(l);
 	for (size_t i = 0; i < t->count; i++) {
 		const struct load_count *c = load_count_at(l, i);
-		json_t *lo = json_pack("{s:I,s:I,s:I,s:i}", "samples", (json_int_t)c->samples,
-				       "lost", (json_int_t)c->lost,
-				       "throttle", (json_int_t)c->throttle, "cpus", (int)c->cpus);
+		json_t *lo = json_pack("{s:I,s:I,s:I,s:I}", "samples", count_json(c->samples),
+				       "lost", count_json(c->lost),
+				       "throttle", count_json(c->throttle), "cpus", (json_int_t)c->cpus);
 
 		if (c->open_err) {
 			json_object_set_new(lo, "arm_error", json_string(outcome_name(outcome_from_errno(c->open_err))));
@@ -625,7 +650,7 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 	json_object_set_new(verdicts, "guests", guests ? guests : json_array());
 	json_object_set_new(verdicts, "host", hits_to_json(hits));
 	json_object_set_new(verdicts, "load", json_incref(loadj));
-	load_stats_apply(r, t->ids, loadj);
+	load_stats_apply(r, t->ids, t->count, loadj);
 	if (o == OUTCOME_INFRA) {
 		journal_judged(r->j, t->seq, outcome_name(o), verdicts);
 		e = pc_fail(EIO, "batch %u: the guests could not be judged (INFRA): %s", t->seq,
@@ -720,11 +745,11 @@ static void cells_apply(struct run *r, const struct isolate *iso)
 
 		for (guint k = 0; k < a->cells->len; k++) {
 			struct cell *c = a->cells->pdata[k];
-			json_t *ev = json_pack("{s:s,s:I,s:I,s:I,s:i}", "kind", "load",
-					       "samples", (json_int_t)a->samples,
-					       "lost", (json_int_t)a->lost,
-					       "throttle", (json_int_t)a->throttle,
-					       "batches", (int)a->batches);
+			json_t *ev = json_pack("{s:s,s:I,s:I,s:I,s:I}", "kind", "load",
+					       "samples", count_json(a->samples),
+					       "lost", count_json(a->lost),
+					       "throttle", count_json(a->throttle),
+					       "batches", (json_int_t)a->batches);
 
 			if (a->arm_err) {
 				/* It opened in the open phase and not when armed. */
@@ -781,9 +806,9 @@ static void cells_apply(struct run *r, const struct isolate *iso)
 				for (guint h = 0; h < mine->len && h < 3; h++) {
 					struct harmful *hb = mine->pdata[h];
 
-					json_array_append_new(c->evidence, json_pack("{s:s,s:i,s:i,s:O}",
-						"kind", "verdicts", "batch", (int)hb->seq,
-						"armed", (int)hb->count, "verdicts", hb->verdicts));
+					json_array_append_new(c->evidence, json_pack("{s:s,s:I,s:I,s:O}",
+						"kind", "verdicts", "batch", (json_int_t)hb->seq,
+						"armed", (json_int_t)hb->count, "verdicts", hb->verdicts));
 				}
 			}
 		}
@@ -892,8 +917,7 @@ static int open_binaries(struct run *r)
 			return pc_fail(EINVAL, "%s: bad \"perf_binaries\" in the start line",
 				       o->resume_dir);
 		if ((e = perfbin_open(path, &pb)))
-			return e == -ENOENT || e == -EINVAL || e == -EACCES ?
-			       refail(EINVAL, "--perf-binary: ") : e;
+			return pc_errno_bad_path(e) ? refail(EINVAL, "--perf-binary: ") : e;
 		g_ptr_array_add(r->bins, pb);
 		if (r->replay) {
 			json_t *ob = json_array_get(old, k);
@@ -965,19 +989,6 @@ static int probe_binaries(struct run *r)
  * directory so that `run --resume RUN_DIR` needs nothing else. */
 #define RUN_SCENARIO_FILE "scenario.ini"
 
-/* A sweep where no cell reaches the kernel tested nothing: that is not a
- * clean run. Real perf binaries are traced later and always reach it. */
-static int check_something_to_test(const struct run *r, const char *scenario_path)
-{
-	if (r->bins->len)
-		return 0;
-	for (guint i = 0; i < r->set->cells->len; i++)
-		if (((const struct cell *)r->set->cells->pdata[i])->has_attr)
-			return 0;
-	return pc_fail(EINVAL, "%s: nothing to test: every spec was rejected by every profile",
-		       scenario_path);
-}
-
 static int setup(struct run *r, struct runner_report *rep)
 {
 	const struct runner_opts *o = r->opts;
@@ -993,7 +1004,7 @@ static int setup(struct run *r, struct runner_report *rep)
 		json_t *st;
 
 		if ((e = journal_read(o->resume_dir, &r->replay)))
-			return e == -ENOENT ? refail(EINVAL, "--resume: ") : e;
+			return pc_errno_bad_path(e) ? refail(EINVAL, "--resume: ") : e;
 		/* Without SCENARIO or --selftest-harm, the run's own. */
 		kept = g_build_filename(o->resume_dir, RUN_SCENARIO_FILE, NULL);
 		if (!scenario_path)
@@ -1013,7 +1024,7 @@ static int setup(struct run *r, struct runner_report *rep)
 	if ((e = open_binaries(r)))
 		return e;
 	if ((e = scenario_load(scenario_path, &r->sc)))
-		return e == -ENOENT || e == -EACCES ? refail(EINVAL, "") : e;
+		return pc_errno_bad_path(e) ? refail(EINVAL, "") : e;
 	r->dwell_ms = o->dwell_ms ? o->dwell_ms : r->sc->dwell_ms;
 	if ((e = pmu_set_load(NULL, &r->pmus)))
 		return e;
@@ -1070,7 +1081,7 @@ static int setup(struct run *r, struct runner_report *rep)
 	kernel = r->set->kernel ? r->set->kernel : "";
 	if ((e = build_cells(r, kernel)))
 		return e;
-	if ((e = check_something_to_test(r, scenario_path)))
+	if ((e = enumerate_check_testable(r->set, r->bins->len, scenario_path)))
 		return e;
 
 	if (o->resume_dir) {
@@ -1103,7 +1114,10 @@ static int setup(struct run *r, struct runner_report *rep)
 
 		r->run_dir = g_build_filename(o->results_dir ? o->results_dir : "results",
 					      r->set->run_id, NULL);
-		if ((e = make_dirs(r->run_dir)) || (e = journal_create(r->run_dir, &r->j)))
+		/* --results naming a file, a dangling symlink...: the user's path */
+		if ((e = make_dirs(r->run_dir)))
+			return pc_errno_bad_path(e) ? refail(EINVAL, "--results: ") : e;
+		if ((e = journal_create(r->run_dir, &r->j)))
 			return e;
 		kept = g_build_filename(r->run_dir, RUN_SCENARIO_FILE, NULL);
 		if ((e = infile_read(scenario_path, INFILE_CONFIG, &text, NULL)))
@@ -1216,6 +1230,7 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 			goto report;
 		}
 		iso = isolate_new(r.armed->len, r.sc->batch_size, r.sc->confirm);
+		isolate_cover_pairs(iso, r.sc->pairs_across_batches);
 		r.screening = (r.armed->len + r.sc->batch_size - 1) / r.sc->batch_size;
 		r.load_t0_us = g_get_monotonic_time();
 		e = isolate_run(iso, oracle, &r);
@@ -1252,9 +1267,10 @@ report:
 		}
 	}
 	{
-		json_t *sum = json_pack("{s:s,s:i,s:i,s:i}", "verdict", runner_verdict_name(rep->verdict),
-					"distinct_armed", (int)rep->distinct_armed,
-					"rounds", (int)rep->rounds, "culprits", (int)rep->culprits);
+		json_t *sum = json_pack("{s:s,s:I,s:I,s:I}", "verdict", runner_verdict_name(rep->verdict),
+					"distinct_armed", (json_int_t)rep->distinct_armed,
+					"rounds", (json_int_t)rep->rounds,
+					"culprits", (json_int_t)rep->culprits);
 		json_object_set_new(sum, "selftest", json_boolean(rep->selftest));
 		json_object_set_new(r.set->extra ? r.set->extra : (r.set->extra = json_object()),
 				    "verdict", json_string(runner_verdict_name(rep->verdict)));

@@ -146,7 +146,7 @@ PMUCANARY_TEST_PERF_TIMEOUT_S=2 timeout 60 "$bin" probe --event cpu-clock --prof
 [ "$rc" -ne 124 ] && ok "probe, a perf that hangs: ends ($((SECONDS - start)) s)" ||
 	bad "probe, a perf that hangs: ends within 60 s"
 cell=$(jq -r '.cells[] | select(.spec == "cpu-clock:uG" and (.profile | startswith("bin:")))
-	| .outcome + " " + ([.evidence[].worker_error // empty] | join(","))' "$tmp/probe.json" 2>/dev/null || true)
+	| .outcome + " " + ([(.evidence // [])[].worker_error // empty] | join(","))' "$tmp/probe.json" 2>/dev/null || true)
 [ "$cell" = "INFRA perf did not finish in time: killed" ] && ok "probe, a perf that hangs: INFRA, killed" ||
 	bad "probe, a perf that hangs: INFRA, killed (got '$cell')"
 gone && ok "probe, a perf that hangs: no process left" || bad "probe, a perf that hangs: no process left"
@@ -159,6 +159,97 @@ PMUCANARY_TEST_PERF_TIMEOUT_S=2 timeout 30 "$bin" probe --event cpu-clock --perf
 	bad "probe, a perf that hangs at --version: exit 2 naming it (got $rc: $(cat "$tmp/err"))"
 gone && ok "probe, a perf that hangs at --version: no process left" ||
 	bad "probe, a perf that hangs at --version: no process left"
+
+# Bad paths: for every file- or directory-taking input, a missing path, a
+# dangling symlink, a symlink loop, a regular file with a trailing slash, a
+# directory and a FIFO are exit 2 with one line naming the path (ELOOP and
+# ENOTDIR were 125, "could not test", and fleet booted a directory).
+echo text >"$tmp/afile"
+ln -s "$tmp/nowhere" "$tmp/dangling"
+ln -s "$tmp/loop" "$tmp/loop"
+vmlinuz=$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
+# Something to test, so that a run gets as far as its results directory.
+printf '[fleet]\nguests = 1\n[sweep]\nspecs = cpu-clock\nprofiles = perf-6.1\n' >"$tmp/sw.ini"
+# The smallest file the boot header check takes for a bzImage (protocol 2.15).
+head -c 1024 /dev/zero >"$tmp/fakebz"
+printf '\x55\xaa' | dd of="$tmp/fakebz" bs=1 seek=510 conv=notrunc 2>/dev/null
+printf 'HdrS\x0f\x02' | dd of="$tmp/fakebz" bs=1 seek=514 conv=notrunc 2>/dev/null
+printf '\x01' | dd of="$tmp/fakebz" bs=1 seek=529 conv=notrunc 2>/dev/null
+for b in missing dangling loop afile/ adir fifo; do
+	p=$tmp/$b
+	refused "run SCENARIO=$b" "$p" run --results "$tmp/runs" "$p"
+	refused "run --lab-context $b" "$p" run --results "$tmp/runs" --lab-context "$p" "$tmp/ok.ini"
+	refused "run --resume $b" "$p" run --results "$tmp/runs" --resume "$p"
+	refused "run --perf-binary $b" "$p" run --results "$tmp/runs" --perf-binary "$p" "$tmp/ok.ini"
+	refused "probe --perf-binary $b" "$p" probe --perf-binary "$p" --event cpu-clock
+	refused "matrix $b" "$p" matrix "$p"
+	refused "matrix --errata $b" "$p" matrix --errata "$p" "$m/amd-3.6.json"
+	refused "matrix --baseline $b" "$p" matrix --baseline "$p" "$m/amd-3.6.json"
+	refused "diff $b B" "$p" diff "$p" "$d/probe-3.6.json"
+	refused "image --kernel $b" "$p" image --kernel "$p" -o "$tmp/runs"
+	refused "image --agent $b" "$p" image --agent "$p" -o "$tmp/runs"
+	refused "lab --kernel $b" "$p" lab --results "$tmp/runs" --kernel "$p" "$tmp/ok.ini"
+	refused "fleet --kernel $b" "$p" fleet --kernel "$p" --initrd "$tmp/afile" --run-dir "$tmp/runs"
+	refused "fleet --initrd $b" "$p" fleet --kernel "$tmp/fakebz" --initrd "$p" --run-dir "$tmp/runs"
+	refused "trace -- $b" "$p" trace -- "$p"
+	if [ -n "$vmlinuz" ]; then
+		refused "lab --config $b" "$p" lab --results "$tmp/runs" --kernel "$vmlinuz" --config "$p" "$tmp/ok.ini"
+		refused "lab SCENARIO=$b" "$p" lab --results "$tmp/runs" --kernel "$vmlinuz" "$p"
+	fi
+	[ "$b" = adir ] ||
+		refused "image --modules $b" "$p" image --modules "$p" -o "$tmp/runs"
+	case $b in afile/|loop|fifo)
+		refused "run --results $b" "${p%/}" run --results "$p" "$tmp/sw.ini" ;;
+	esac
+done
+
+# A file that is not a kernel: a text file, a module (an ELF that is no
+# executable), a bzImage of a boot protocol older than 2.06. image built an
+# initramfs around it, fleet booted it (INFRA), a scenario ran its open phase.
+cp /bin/true "$tmp/elf-dyn" # a PIE: ET_DYN, no vmlinux
+head -c 1024 /dev/zero >"$tmp/oldbz"
+printf '\x55\xaa' | dd of="$tmp/oldbz" bs=1 seek=510 conv=notrunc 2>/dev/null
+printf 'HdrS\x05\x02' | dd of="$tmp/oldbz" bs=1 seek=514 conv=notrunc 2>/dev/null
+for k in afile elf-dyn oldbz; do
+	p=$tmp/$k
+	refused "image --kernel $k: not a kernel" "$p: not a" image --kernel "$p" -o "$tmp/runs"
+	refused "fleet --kernel $k: not a kernel" "$p: not a" fleet --kernel "$p" --initrd "$tmp/afile" \
+		--run-dir "$tmp/runs"
+	refused "lab --kernel $k: not a kernel" "$p: not a" lab --results "$tmp/runs" --kernel "$p" "$tmp/ok.ini"
+	printf '[fleet]\nguests = 1\nkernel = %s\n[sweep]\nspecs = cpu-clock\n' "$p" >"$tmp/sc.ini"
+	refused "run: scenario kernel = $k" "$tmp/sc.ini:3: [fleet] kernel: $p: not a" \
+		run --results "$tmp/runs" "$tmp/sc.ini"
+done
+grep -q "boot protocol 2.05, older than 2.06" "$tmp/err" && ok "an old boot protocol is named" ||
+	bad "an old boot protocol is named ($(cat "$tmp/err"))"
+
+# Counts and durations out of range: exit 2, "option --X:", nothing runs.
+for o in "probe --jobs=0" "probe --jobs=-1" "probe --jobs=100000" "probe --jobs=2x" \
+	"probe --jobs=+4" "probe --jobs=99999999999999999999" \
+	"fleet --guests=0" "fleet --guests=65" "fleet --duration=-1" "fleet --vcpus=0" \
+	"fleet --memory=1" "fleet --interval=1" "fleet --timeout=0" "fleet --parallel=0" \
+	"fleet --selftest-at=-1" "fleet --selftest-at=nan" "lab --vcpus=0" "lab --vcpus=65" \
+	"trace --tail=0" "trace --tail=100001"; do
+	read -r -a argv <<<"$o"
+	opt=${argv[1]%%=*}
+	case ${argv[0]} in
+	fleet) argv+=(--run-dir "$tmp/runs") ;;
+	lab) argv+=(--results "$tmp/runs" --kernel "$tmp/afile") ;;
+	trace) argv+=(-- /bin/true) ;;
+	esac
+	refused "$o" "option $opt: " "${argv[@]}"
+done
+
+# --lab-context timeouts out of range or of the wrong type were ignored:
+# refused, naming the file and the field.
+for f in '"guest_boot_timeout_ms": 0' '"guest_boot_timeout_ms": 99999999999' \
+	'"guest_heartbeat_timeout_ms": -5' '"guest_heartbeat_timeout_ms": "5000"' \
+	'"guest_boot_timeout_ms": 1.5' '"limitations": [1]'; do
+	printf '{%s}\n' "$f" >"$tmp/ctx.json"
+	field=${f%%:*}
+	refused "--lab-context {$f}" "$tmp/ctx.json: $field" \
+		run --results "$tmp/runs" --lab-context "$tmp/ctx.json" "$tmp/ok.ini"
+done
 
 # The nodes are still what they were.
 [ -c "$tmp/zero" ] && [ -p "$tmp/fifo" ] && [ -d "$tmp/adir" ] && ok "the nodes are unchanged" ||

@@ -533,6 +533,83 @@ static void test_baseline_harm_is_infra(void **state)
 	runner_report_clear(&rep);
 }
 
+/* A journal's load counts are read back on resume: a negative count, one
+ * past INT64_MAX and more entries than the batch armed (the last indexed
+ * past the batch's attrs) leave every count in run.json a non-negative
+ * number and every batch count what was armed. */
+static void test_resume_hostile_load_counts(void **state)
+{
+	struct fixture *fx = armed_fixture(state);
+	struct fake f = { 0 }, f2 = { 0 };
+	struct runner_guests g = fake_guests(&f), g2 = fake_guests(&f2);
+	struct runner_opts o = opts_for(fx);
+	struct runner_report rep, rep2;
+	g_autofree char *jpath = NULL, *text = NULL;
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autoptr(result_set) set = NULL;
+	unsigned int judged = 0, loads = 0;
+
+	fake_init(&f2);
+	if (runner_run(&o, &g, &rep))
+		fail_msg("%s", pc_errmsg());
+	jpath = g_build_filename(rep.run_dir, JOURNAL_FILE, NULL);
+	assert_true(g_file_get_contents(jpath, &text, NULL, NULL));
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	for (guint i = 0; lines[i] && lines[i][0]; i++) {
+		json_t *line = json_loads(lines[i], 0, NULL);
+		json_t *load = json_object_get(json_object_get(line, "verdicts"), "load");
+		char *s;
+
+		assert_non_null(line);
+		if (!g_strcmp0(json_string_value(json_object_get(line, "step")), "judged") &&
+		    json_array_size(load)) {
+			json_t *first = json_array_get(load, 0);
+
+			json_object_set_new(first, "samples", json_integer(-5));
+			json_object_set_new(first, "lost", json_integer(INT64_MAX));
+			for (int k = 0; k < 64; k++)
+				json_array_append_new(load, json_pack("{s:I,s:I}", "samples",
+					(json_int_t)INT64_MAX, "lost", (json_int_t)INT64_MAX));
+			judged++;
+		}
+		s = json_dumps(line, JSON_COMPACT);
+		g_string_append_printf(out, "%s\n", s);
+		free(s);
+		json_decref(line);
+	}
+	assert_true(judged > 0);
+	assert_true(g_file_set_contents(jpath, out->str, -1, NULL));
+
+	o.resume_dir = rep.run_dir;
+	if (runner_run(&o, &g2, &rep2))
+		fail_msg("%s", pc_errmsg());
+	assert_string_equal(rep2.run_dir, rep.run_dir);
+	assert_int_equal(g_hash_table_size(f2.arms), 0); /* all answered from the journal */
+	set = read_run(rep2.run_dir);
+	for (guint i = 0; i < set->cells->len; i++) {
+		const struct cell *c = set->cells->pdata[i];
+		size_t k;
+		json_t *ev;
+
+		json_array_foreach(c->evidence, k, ev) {
+			if (g_strcmp0(json_string_value(json_object_get(ev, "kind")), "load"))
+				continue;
+			loads++;
+			/* -5 samples is no sample, not 2^64 - 5 */
+			if (json_integer_value(json_object_get(ev, "samples")) < 0 ||
+			    json_integer_value(json_object_get(ev, "samples")) > ((json_int_t)1 << 40) ||
+			    json_integer_value(json_object_get(ev, "lost")) < 0)
+				fail_msg("%s %s: load counts %lld samples, %lld lost", c->profile,
+					 c->spec, json_integer_value(json_object_get(ev, "samples")),
+					 json_integer_value(json_object_get(ev, "lost")));
+			assert_int_equal(json_integer_value(json_object_get(ev, "batches")), 1);
+		}
+	}
+	assert_true(loads > 0);
+	runner_report_clear(&rep);
+	runner_report_clear(&rep2);
+}
+
 /* A report that cannot be written (here report.html is a directory; a full
  * disk does the same) fails the run before run.json is written: run.json is
  * written last, so that one on disk says every output is there. */
@@ -591,6 +668,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_host_hang_on_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_harness_killed_rearms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baseline_harm_is_infra, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_hostile_load_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 	};
 
