@@ -8,6 +8,7 @@
 #include "inject.h"
 #include "heartbeat.h"
 #include "log.h"
+#include "results.h"
 #include "virt.h"
 
 #include <errno.h>
@@ -1306,7 +1307,7 @@ json_t *fleet_json(struct fleet *f)
 				    g->first_hb_s >= 0 ? json_real(g->first_hb_s) : json_null());
 		json_object_set_new(jg, "seq", json_integer((json_int_t)g->hb.seq));
 		json_object_set_new(jg, "restarts", json_integer(g->restarts));
-		json_object_set_new(jg, "console", json_string(g->console));
+		json_object_set_new(jg, "console", results_json_string(g->console));
 		for (int r = 0; r < HB_REJECT_COUNT; r++)
 			json_object_set_new(rej, hb_reject_name(r),
 					    json_integer((json_int_t)g->hb.rejected[r]));
@@ -1320,7 +1321,8 @@ json_t *fleet_json(struct fleet *f)
 			o = json_object();
 			json_object_set_new(o, "kind", json_string(outcome_name(v->kind)));
 			json_object_set_new(o, "t_s", json_real(v->t_s));
-			json_object_set_new(o, "evidence", json_string(v->evidence ? v->evidence : ""));
+			/* A guest's console as it printed it, never dropped. */
+			json_object_set_new(o, "evidence", results_json_string(v->evidence ? v->evidence : ""));
 			json_array_append_new(jv, o);
 		}
 		json_object_set_new(jg, "verdicts", jv);
