@@ -608,6 +608,7 @@ static void test_resume_hostile_load_counts(void **state)
 	assert_true(loads > 0);
 	runner_report_clear(&rep);
 	runner_report_clear(&rep2);
+	fake_clear(&f2);
 }
 
 /* A report that cannot be written (here report.html is a directory; a full
@@ -636,6 +637,7 @@ static void test_unwritable_report_leaves_no_run_json(void **state)
 	assert_false(g_file_test(json, G_FILE_TEST_EXISTS));
 	runner_report_clear(&rep);
 	runner_report_clear(&rep2);
+	fake_clear(&f2);
 }
 
 static void test_bad_input(void **state)
