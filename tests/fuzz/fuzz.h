@@ -97,4 +97,8 @@ static inline void fuzz_quiet(void)
 		}                                                               \
 	} while (0)
 
+/* A failure leaves its one-line message for the user (pc_fail); call
+ * pc_errclear() before the call under test. */
+#define FUZZ_ASSERT_MESSAGE() FUZZ_ASSERT(strcmp(pc_errmsg(), "unknown error") != 0)
+
 #endif

@@ -36,11 +36,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	g_autofree char *text = fuzz_text(data, size);
 	g_autoptr(errata_set) e = NULL;
-	int ret = errata_parse(text, "fuzz.ini", &e);
+	int ret;
 
+	pc_errclear();
+	ret = errata_parse(text, "fuzz.ini", &e);
 	FUZZ_ASSERT(ret <= 0);
-	if (ret < 0)
+	if (ret < 0) {
+		FUZZ_ASSERT_MESSAGE();
 		return 0;
+	}
 	for (size_t i = 0; i < errata_count(e); i++) {
 		const struct erratum *x = errata_get(e, i);
 

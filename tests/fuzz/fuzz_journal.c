@@ -17,11 +17,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int ret;
 
 	g_free(fuzz_file("journal.jsonl", data, size));
+	pc_errclear();
 	ret = journal_read(fuzz_tmpdir(), &r);
 
 	FUZZ_ASSERT(ret <= 0);
-	if (ret < 0)
+	if (ret < 0) {
+		FUZZ_ASSERT_MESSAGE();
 		return 0;
+	}
 	for (guint i = 0; i < r->batches->len; i++) {
 		const struct journal_batch *b = r->batches->pdata[i];
 

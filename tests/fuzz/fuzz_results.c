@@ -21,10 +21,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *j;
 	int ret;
 
+	pc_errclear();
 	ret = results_read_json(path, &set);
 	FUZZ_ASSERT(ret <= 0);
-	if (ret < 0)
+	if (ret < 0) {
+		FUZZ_ASSERT_MESSAGE();
 		return 0;
+	}
 	j = results_to_json(set);
 	FUZZ_ASSERT(j != NULL);
 	ret = results_from_json(j, "rewritten", &again);

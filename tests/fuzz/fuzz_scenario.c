@@ -18,8 +18,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	g_autofree char *path = fuzz_file("fuzz.ini", data, size);
 	g_autoptr(scenario) a = NULL;
 	g_autoptr(scenario) b = NULL;
-	int ra = scenario_load_data(path, text, &a);
-	int rb = scenario_load(path, &b);
+	int ra, rb;
+
+	pc_errclear();
+	ra = scenario_load_data(path, text, &a);
+	if (ra < 0)
+		FUZZ_ASSERT_MESSAGE();
+	pc_errclear();
+	rb = scenario_load(path, &b);
+	if (rb < 0)
+		FUZZ_ASSERT_MESSAGE();
 
 	FUZZ_ASSERT(ra <= 0 && rb <= 0);
 	FUZZ_ASSERT((ra == 0) == (a != NULL));

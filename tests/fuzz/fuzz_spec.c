@@ -62,8 +62,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pmus = pmu_sets[(data[0] >> 1) & 1];
 	text = fuzz_text(data + 1, size - 1);
 	memset(&spec, 0, sizeof(spec));
+	pc_errclear();
 	if (spec_parse(text, pmus, &spec) < 0)
-		FUZZ_ASSERT(pc_errmsg()[0]);
+		FUZZ_ASSERT_MESSAGE();
 	spec_clear(&spec);
 	for (size_t i = 0; i < profile_count(); i++) {
 		const struct profile *p = profile_at(i);
@@ -72,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(&attr, 0, sizeof(attr));
 		pc_errclear();
 		if (profile_encode(p, pmus, text, mode, &attr) < 0) {
-			FUZZ_ASSERT(pc_errmsg()[0]);
+			FUZZ_ASSERT_MESSAGE();
 			continue;
 		}
 		g_free(attr_to_string(&attr));

@@ -44,7 +44,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	g_autofree char *text = fuzz_text(data + 1, size - 1);
 	g_autoptr(GPtrArray) calls = NULL;
 
-	if (trace_parse_perf_verbose(text, &calls) == 0) {
+	pc_errclear();
+	if (trace_parse_perf_verbose(text, &calls) < 0) {
+		FUZZ_ASSERT_MESSAGE();
+	} else {
 		FUZZ_ASSERT(trace_calls_match(calls, calls) == 0);
 		for (guint i = 0; i < calls->len; i++)
 			check_call(calls->pdata[i]);
