@@ -21,6 +21,7 @@
 #include "report_writer.h"
 
 #include "attr.h"
+#include "jsonstr.h"
 #include "matrix.h"
 
 #include <inttypes.h>
@@ -28,40 +29,11 @@
 
 /* ---- JSON that is safe inside a <script> element ---- */
 
-/* A JSON string; '<', '>' and '&' as \u escapes so that no "</script" or
- * "<!--" can appear, and U+2028/U+2029 escaped (older JavaScript parsers
- * end a line there). Invalid UTF-8 becomes U+FFFD. */
+/* A JSON string that cannot end the <script> element it sits in; invalid
+ * UTF-8 becomes U+FFFD. */
 static void js_str(GString *out, const char *s)
 {
-	g_autofree char *valid = g_utf8_make_valid(s ? s : "", -1);
-
-	g_string_append_c(out, '"');
-	for (const unsigned char *p = (const unsigned char *)valid; *p; p++) {
-		switch (*p) {
-		case '"': g_string_append(out, "\\\""); break;
-		case '\\': g_string_append(out, "\\\\"); break;
-		case '\n': g_string_append(out, "\\n"); break;
-		case '\t': g_string_append(out, "\\t"); break;
-		case '<': g_string_append(out, "\\u003c"); break;
-		case '>': g_string_append(out, "\\u003e"); break;
-		case '&': g_string_append(out, "\\u0026"); break;
-		case 0xe2:
-			/* U+2028 and U+2029 are e2 80 a8 / e2 80 a9. */
-			if (p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
-				g_string_append_printf(out, "\\u202%c", p[2] == 0xa8 ? '8' : '9');
-				p += 2;
-				break;
-			}
-			g_string_append_c(out, (char)*p);
-			break;
-		default:
-			if (*p < 0x20)
-				g_string_append_printf(out, "\\u%04x", *p);
-			else
-				g_string_append_c(out, (char)*p);
-		}
-	}
-	g_string_append_c(out, '"');
+	jsonstr_append(out, s, JSONSTR_HTML_SAFE | JSONSTR_REPLACE_INVALID);
 }
 
 /* ---- tables: every string and attr half once ---- */

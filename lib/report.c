@@ -4,6 +4,7 @@
 #include "attr.h"
 #include "diff.h"
 #include "heatmap.h"
+#include "jsonstr.h"
 #include "log.h"
 #include "matrix.h"
 #include "outfile.h"
@@ -451,30 +452,10 @@ static const char *kcidb_status(enum cell_verdict v)
 	}
 }
 
-/* A JSON string as jansson writes one (no ASCII escaping, '/' as is), from
- * text made valid UTF-8 first. */
+/* A JSON string as jansson writes one, from text made valid UTF-8 first. */
 static void kcidb_str(GString *out, const char *s)
 {
-	g_autofree char *valid = g_utf8_make_valid(s ? s : "", -1);
-
-	g_string_append_c(out, '"');
-	for (const unsigned char *p = (const unsigned char *)valid; *p; p++) {
-		switch (*p) {
-		case '"': g_string_append(out, "\\\""); break;
-		case '\\': g_string_append(out, "\\\\"); break;
-		case '\b': g_string_append(out, "\\b"); break;
-		case '\f': g_string_append(out, "\\f"); break;
-		case '\n': g_string_append(out, "\\n"); break;
-		case '\r': g_string_append(out, "\\r"); break;
-		case '\t': g_string_append(out, "\\t"); break;
-		default:
-			if (*p < 0x20)
-				g_string_append_printf(out, "\\u%04X", *p);
-			else
-				g_string_append_c(out, (char)*p);
-		}
-	}
-	g_string_append_c(out, '"');
+	jsonstr_append(out, s, JSONSTR_REPLACE_INVALID);
 }
 
 /* ", KEY: STRING" unless v is NULL or empty: KCIDB forbids nulls. */

@@ -3,6 +3,7 @@
 
 #include "attr.h"
 #include "infile.h"
+#include "jsonstr.h"
 #include "log.h"
 #include "outfile.h"
 
@@ -876,41 +877,7 @@ static int stream_read(const char *text, size_t len, const char *path, struct re
  * text \xNN, as results_json_string() does. */
 static void text_json_append(GString *out, const char *s)
 {
-	g_string_append_c(out, '"');
-	while (*s) {
-		unsigned char c = *s;
-
-		if (c >= 0x80) {
-			gunichar u = g_utf8_get_char_validated(s, -1);
-
-			if (u == (gunichar)-1 || u == (gunichar)-2) {
-				g_string_append_printf(out, "\\\\x%02x", c);
-				s++;
-			} else {
-				const char *next = g_utf8_next_char(s);
-
-				g_string_append_len(out, s, next - s);
-				s = next;
-			}
-			continue;
-		}
-		switch (c) {
-		case '"': g_string_append(out, "\\\""); break;
-		case '\\': g_string_append(out, "\\\\"); break;
-		case '\b': g_string_append(out, "\\b"); break;
-		case '\f': g_string_append(out, "\\f"); break;
-		case '\n': g_string_append(out, "\\n"); break;
-		case '\r': g_string_append(out, "\\r"); break;
-		case '\t': g_string_append(out, "\\t"); break;
-		default:
-			if (c < 0x20)
-				g_string_append_printf(out, "\\u%04x", c);
-			else
-				g_string_append_c(out, c);
-		}
-		s++;
-	}
-	g_string_append_c(out, '"');
+	jsonstr_append(out, s, 0);
 }
 
 static void json_value_append(GString *out, const json_t *v)
