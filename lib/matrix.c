@@ -1180,16 +1180,20 @@ static void colgroup_free(void *p)
 	g_free(cg);
 }
 
+/* The order of groups in a summary: harm first, then the most specs. */
+static int harm_then_most_cmp(bool aharm, unsigned int an, bool bharm, unsigned int bn)
+{
+	if (aharm != bharm)
+		return aharm ? -1 : 1;
+	return an > bn ? -1 : an < bn;
+}
+
 static int colgroup_cmp(const void *pa, const void *pb)
 {
 	const struct colgroup *a = *(struct colgroup *const *)pa;
 	const struct colgroup *b = *(struct colgroup *const *)pb;
 
-	if (a->harm != b->harm)
-		return a->harm ? -1 : 1;
-	if (a->specs != b->specs)
-		return a->specs > b->specs ? -1 : 1;
-	return 0;
+	return harm_then_most_cmp(a->harm, a->specs, b->harm, b->specs);
 }
 
 /* "cpu-cycles, instructions (+3 events) x G/H, p (+1 class)" */
@@ -1335,9 +1339,7 @@ static int kdiff_cmp(const void *pa, const void *pb)
 	const struct kdiff *a = *(struct kdiff *const *)pa;
 	const struct kdiff *b = *(struct kdiff *const *)pb;
 
-	if (a->harm != b->harm)
-		return a->harm ? -1 : 1;
-	return a->nspecs > b->nspecs ? -1 : a->nspecs < b->nspecs;
+	return harm_then_most_cmp(a->harm, a->nspecs, b->harm, b->nspecs);
 }
 
 /* Adds s (escaped unless already) when not there yet. */
