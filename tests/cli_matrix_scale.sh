@@ -19,12 +19,8 @@
 set -u
 top=${PMUCANARY_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 bin=${PMUCANARY_BIN:-$top/build/pmucanary}
-chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
-if [ -z "$chrome" ]; then
-	echo "SKIP: no chromium (apt-get install -y chromium)"
-	[ "${PMUCANARY_REQUIRE_CHROMIUM:-0}" = 1 ] && exit 1
-	exit 77
-fi
+. "$top/tests/chromium.sh"
+chromium_require "" 77
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0 n=0
 ok() { n=$((n + 1)); echo "ok: $1"; }
@@ -148,16 +144,11 @@ document.getElementById('f').addEventListener('load', function () {
 </script>
 </body></html>
 EOF
-flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
-       --disable-background-networking --disable-component-update --disable-sync
-       --allow-file-access-from-files --user-data-dir="$tmp/profile")
+chromium_flags "$tmp/profile"
 cstart=$SECONDS
-timeout 120 "$chrome" "${flags[@]}" --virtual-time-budget=20000 --dump-dom \
-	"file://$tmp/probe.html" >"$tmp/dom.html" 2>"$tmp/chrome.log"
+chromium_dump_dom 20000 "file://$tmp/probe.html" "$tmp/dom.html" "$tmp/chrome.log"
 t_chrome=$((SECONDS - cstart))
-sed -n '/<pre id="out">/,/<\/pre>/p' "$tmp/dom.html" |
-	sed -e 's/<pre id="out">//' -e 's/<\/pre>.*//' \
-	    -e 's/&lt;/</g' -e 's/&gt;/>/g' -e 's/&quot;/"/g' -e 's/&amp;/\&/g' >"$tmp/seen"
+chromium_probe_lines "$tmp/dom.html" "$tmp/seen"
 
 want() { # want DESCRIPTION EXTENDED-REGEX
 	if grep -Eq -- "$2" "$tmp/seen"; then ok "$1"

@@ -14,12 +14,8 @@
 set -u
 top=${PMUCANARY_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 bin=${PMUCANARY_BIN:-$top/build/pmucanary}
-chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
-if [ -z "$chrome" ]; then
-	echo "SKIP: html_check: no chromium (apt-get install -y chromium)"
-	[ "${PMUCANARY_REQUIRE_CHROMIUM:-0}" = 1 ] && exit 1
-	exit 0
-fi
+. "$top/tests/chromium.sh"
+chromium_require "html_check: " 0
 
 out=${1:-}
 tmp=$(mktemp -d)
@@ -81,20 +77,14 @@ document.getElementById('f').addEventListener('load', function () {
 </body></html>
 EOF
 
-flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
-       --disable-background-networking --disable-component-update --disable-sync
-       --allow-file-access-from-files --user-data-dir="$tmp/profile")
-timeout 120 "$chrome" "${flags[@]}" --virtual-time-budget=5000 --dump-dom \
-	"file://$out/probe.html" >"$tmp/dom.html" 2>"$tmp/chrome.log"
+chromium_flags "$tmp/profile"
+chromium_dump_dom 5000 "file://$out/probe.html" "$tmp/dom.html" "$tmp/chrome.log"
 if [ -n "${PMUCANARY_HTML_SCREENSHOT:-}" ]; then
-	timeout 120 "$chrome" "${flags[@]}" --window-size=1400,1000 \
+	timeout 120 "$chrome" "${chromium_flags[@]}" --window-size=1400,1000 \
 		--screenshot="$PMUCANARY_HTML_SCREENSHOT" "file://$out/report.html" \
 		>/dev/null 2>&1
 fi
-# The probe's lines, un-escaped from the dumped DOM.
-sed -n '/<pre id="out">/,/<\/pre>/p' "$tmp/dom.html" |
-	sed -e 's/<pre id="out">//' -e 's/<\/pre>.*//' \
-	    -e 's/&lt;/</g' -e 's/&gt;/>/g' -e 's/&quot;/"/g' -e 's/&amp;/\&/g' >"$tmp/seen"
+chromium_probe_lines "$tmp/dom.html" "$tmp/seen"
 
 fails=0 n=0
 want() { # want DESCRIPTION EXTENDED-REGEX
