@@ -3,6 +3,7 @@
 #include "fingerprint.h"
 #include "image.h"
 #include "log.h"
+#include "results.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -183,50 +184,63 @@ void inject_report_free(struct inject_report *r)
 	g_free(r);
 }
 
+/* Names and paths come from the image (a product name, a module's file
+ * name): json_string() refuses bytes that are not UTF-8, and one refused
+ * string would lose the whole manifest, so they go in as \xNN text. */
 static json_t *strs_json(const GPtrArray *a)
 {
 	json_t *j = json_array();
 
 	for (guint i = 0; a && i < a->len; i++)
-		json_array_append_new(j, json_string(a->pdata[i]));
+		json_array_append_new(j, results_json_string(a->pdata[i]));
 	return j;
 }
 
-static json_t *str_or_null(const char *s)
+struct report_field {
+	const char *key;
+	const char *value;  /* NULL: null */
+};
+
+static json_t *fields_json(json_t *o, const struct report_field *f, size_t n)
 {
-	return s ? json_string(s) : json_null();
+	for (size_t i = 0; i < n; i++)
+		json_object_set_new(o, f[i].key, results_json_string(f[i].value));
+	return o;
 }
 
 json_t *inject_report_json(const struct inject_report *r)
 {
-	return json_pack("{s:o s:o s:o s:{s:o s:o s:o s:o s:o} s:o s:{s:o s:o s:o s:o s:o s:o} "
-			 "s:s s:o s:o s:{s:o s:o s:o s:f} s:f}",
-			 "disk", str_or_null(r->disk),
-			 "disk_format", str_or_null(r->disk_format),
-			 "overlay", str_or_null(r->overlay),
-			 "os",
-			 "type", str_or_null(r->os_type),
-			 "distro", str_or_null(r->distro),
-			 "product_name", str_or_null(r->product_name),
-			 "root", str_or_null(r->root),
-			 "root_uuid", str_or_null(r->root_uuid),
-			 "kernels", strs_json(r->kernels),
-			 "boot",
-			 "kernel", str_or_null(r->kernel),
-			 "initrd", str_or_null(r->initrd),
-			 "release", str_or_null(r->release),
-			 "kernel_path", str_or_null(r->kernel_path),
-			 "initrd_path", str_or_null(r->initrd_path),
-			 "cmdline_root", str_or_null(r->cmdline_root),
-			 "init", inject_init_name(r->init),
-			 "hooks", strs_json(r->hooks),
-			 "modules", strs_json(r->modules),
-			 "appliance",
-			 "accel", str_or_null(r->accel),
-			 "accel_reason", str_or_null(r->accel_reason),
-			 "backend", str_or_null(r->backend),
-			 "launch_s", r->launch_s,
-			 "total_s", r->total_s);
+	const struct report_field top[] = {
+		{ "disk", r->disk }, { "disk_format", r->disk_format },
+		{ "overlay", r->overlay },
+	};
+	const struct report_field os[] = {
+		{ "type", r->os_type }, { "distro", r->distro },
+		{ "product_name", r->product_name }, { "root", r->root },
+		{ "root_uuid", r->root_uuid },
+	};
+	const struct report_field boot[] = {
+		{ "kernel", r->kernel }, { "initrd", r->initrd }, { "release", r->release },
+		{ "kernel_path", r->kernel_path }, { "initrd_path", r->initrd_path },
+		{ "cmdline_root", r->cmdline_root },
+	};
+	const struct report_field appliance[] = {
+		{ "accel", r->accel }, { "accel_reason", r->accel_reason },
+		{ "backend", r->backend },
+	};
+	json_t *j = fields_json(json_object(), top, G_N_ELEMENTS(top));
+	json_t *app = fields_json(json_object(), appliance, G_N_ELEMENTS(appliance));
+
+	json_object_set_new(j, "os", fields_json(json_object(), os, G_N_ELEMENTS(os)));
+	json_object_set_new(j, "kernels", strs_json(r->kernels));
+	json_object_set_new(j, "boot", fields_json(json_object(), boot, G_N_ELEMENTS(boot)));
+	json_object_set_new(j, "init", json_string(inject_init_name(r->init)));
+	json_object_set_new(j, "hooks", strs_json(r->hooks));
+	json_object_set_new(j, "modules", strs_json(r->modules));
+	json_object_set_new(app, "launch_s", json_real(r->launch_s));
+	json_object_set_new(j, "appliance", app);
+	json_object_set_new(j, "total_s", json_real(r->total_s));
+	return j;
 }
 
 /* ---- libguestfs ---- */

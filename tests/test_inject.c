@@ -205,10 +205,35 @@ static void test_disk_guest_xml(void **state)
 	assert_null(fleet_guest_disk(&cfg, "pmucanary-r-0"));
 }
 
+/* A product name or module file that is not UTF-8 (an old image's
+ * os-release in Latin-1) still gives a manifest, the bytes as \xNN. */
+static void test_report_json_not_utf8(void **state)
+{
+	g_autoptr(GPtrArray) mods = g_ptr_array_new();
+	struct inject_report r = { .disk = "/d.img", .product_name = "Caf\xe9 Linux",
+				   .modules = mods, .launch_s = 1.5 };
+	json_t *j;
+
+	(void)state;
+	g_ptr_array_add(mods, "virtio_\xff.ko");
+	j = inject_report_json(&r);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "os"),
+							      "product_name")),
+			    "Caf\\xe9 Linux");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "modules"), 0)),
+			    "virtio_\\xff.ko");
+	assert_true(json_is_null(json_object_get(json_object_get(j, "os"), "distro")));
+	assert_true(json_real_value(json_object_get(json_object_get(j, "appliance"),
+						    "launch_s")) == 1.5);
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_init_detect),
+		cmocka_unit_test(test_report_json_not_utf8),
 		cmocka_unit_test(test_systemd_unit),
 		cmocka_unit_test(test_inittab),
 		cmocka_unit_test(test_pick_kernel),
