@@ -103,20 +103,10 @@ static int image_inject(const char *disk, const char *out, const char *agent, gb
 		json_decref(j);
 		return EXIT_CLEAN;
 	}
-	printf("overlay   %s (backing %s, %s)\n", r->overlay, r->disk, r->disk_format);
-	printf("os        %s %s (%s) on %s\n", r->os_type, r->distro,
-	       r->product_name, r->root);
-	printf("kernels   ");
-	for (guint i = 0; i < r->kernels->len; i++)
-		printf("%s%s", i ? " " : "", (char *)r->kernels->pdata[i]);
-	printf("\nboot      %s + %s, %s\n", r->kernel_path,
-	       r->initrd_path ? r->initrd_path : "(no initrd)", r->cmdline_root);
-	printf("init      %s:", inject_init_name(r->init));
-	for (guint i = 0; i < r->hooks->len; i++)
-		printf(" %s", (char *)r->hooks->pdata[i]);
-	printf("\nagent     %s %s, %u modules listed in %s\n", INJECT_AGENT_PATH, INJECT_AGENT_ARG,
-	       r->modules->len, INJECT_MODULES_LIST);
-	printf("appliance %s (%s), backend %s, launched in %.1f s; %.1f s in all\n", r->accel,
-	       r->accel_reason, r->backend, r->launch_s, r->total_s);
+	{
+		g_autoptr(GString) text = inject_report_text(r);
+
+		fputs(text->str, stdout);
+	}
 	return EXIT_CLEAN;
 }

@@ -4,6 +4,7 @@
 #include "image.h"
 #include "log.h"
 #include "results.h"
+#include "textesc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -241,6 +242,57 @@ json_t *inject_report_json(const struct inject_report *r)
 	json_object_set_new(j, "appliance", app);
 	json_object_set_new(j, "total_s", json_real(r->total_s));
 	return j;
+}
+
+/* Appends s escaped (the image chose it: an os-release PRETTY_NAME or a
+ * file name may hold terminal escapes); NULL as "?". */
+static void esc_append(GString *out, const char *s)
+{
+	text_escape_append(out, s ? s : "?", 0);
+}
+
+GString *inject_report_text(const struct inject_report *r)
+{
+	GString *out = g_string_new("overlay   ");
+
+	esc_append(out, r->overlay);
+	g_string_append(out, " (backing ");
+	esc_append(out, r->disk);
+	g_string_append(out, ", ");
+	esc_append(out, r->disk_format);
+	g_string_append(out, ")\nos        ");
+	esc_append(out, r->os_type);
+	g_string_append_c(out, ' ');
+	esc_append(out, r->distro);
+	g_string_append(out, " (");
+	esc_append(out, r->product_name);
+	g_string_append(out, ") on ");
+	esc_append(out, r->root);
+	g_string_append(out, "\nkernels   ");
+	for (guint i = 0; r->kernels && i < r->kernels->len; i++) {
+		if (i)
+			g_string_append_c(out, ' ');
+		esc_append(out, r->kernels->pdata[i]);
+	}
+	g_string_append(out, "\nboot      ");
+	esc_append(out, r->kernel_path);
+	g_string_append(out, " + ");
+	esc_append(out, r->initrd_path ? r->initrd_path : "(no initrd)");
+	g_string_append(out, ", ");
+	esc_append(out, r->cmdline_root);
+	g_string_append_printf(out, "\ninit      %s:", inject_init_name(r->init));
+	for (guint i = 0; r->hooks && i < r->hooks->len; i++) {
+		g_string_append_c(out, ' ');
+		esc_append(out, r->hooks->pdata[i]);
+	}
+	g_string_append_printf(out, "\nagent     %s %s, %u modules listed in %s\n",
+			       INJECT_AGENT_PATH, INJECT_AGENT_ARG,
+			       r->modules ? r->modules->len : 0, INJECT_MODULES_LIST);
+	g_string_append_printf(out, "appliance %s (%s), backend %s, launched in %.1f s; "
+			       "%.1f s in all\n", r->accel ? r->accel : "?",
+			       r->accel_reason ? r->accel_reason : "?",
+			       r->backend ? r->backend : "?", r->launch_s, r->total_s);
+	return out;
 }
 
 /* ---- libguestfs ---- */

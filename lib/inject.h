@@ -123,6 +123,9 @@ int inject_disk(const struct inject_options *opt, struct inject_report **out);
  *  cmdline_root}, init, hooks:[...], modules:[...],
  *  appliance:{accel,accel_reason,backend,launch_s}, total_s} */
 json_t *inject_report_json(const struct inject_report *r);
+/* The report as `pmucanary image --inject` prints it, a few lines; what
+ * came from the image (OS name, file names) escaped by text_escape(). */
+GString *inject_report_text(const struct inject_report *r);
 
 /* What a fleet needs to boot an injected overlay: reads OVERLAY.json (an
  * inject_disk() result). -ENOENT when the overlay was not injected by us. */

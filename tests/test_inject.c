@@ -229,11 +229,32 @@ static void test_report_json_not_utf8(void **state)
 	json_decref(j);
 }
 
+/* What the image named (PRETTY_NAME, /boot file names) reaches the
+ * terminal escaped: an image cannot clear the screen or forge a line. */
+static void test_report_text_escaped(void **state)
+{
+	g_autoptr(GPtrArray) kernels = g_ptr_array_new();
+	struct inject_report r = { .overlay = "/o.qcow2", .disk = "/d.img",
+				   .product_name = "Debian\x1b[2J", .os_type = "linux",
+				   .kernels = kernels, .init = INJECT_INIT_SYSTEMD };
+	g_autoptr(GString) text = NULL;
+
+	(void)state;
+	g_ptr_array_add(kernels, "vmlinuz-6.1\nagent     forged");
+	text = inject_report_text(&r);
+	assert_null(strchr(text->str, '\x1b'));
+	assert_non_null(strstr(text->str, "(Debian\\x1b[2J) on ?\n"));
+	assert_non_null(strstr(text->str, "kernels   vmlinuz-6.1\\x0aagent     forged\n"));
+	assert_null(strstr(text->str, "\nagent     forged"));
+	assert_non_null(strstr(text->str, "\ninit      systemd:\nagent     "));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_init_detect),
 		cmocka_unit_test(test_report_json_not_utf8),
+		cmocka_unit_test(test_report_text_escaped),
 		cmocka_unit_test(test_systemd_unit),
 		cmocka_unit_test(test_inittab),
 		cmocka_unit_test(test_pick_kernel),
