@@ -95,14 +95,18 @@ int cmd_matrix(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	filter = (struct matrix_filter){ f_event, f_profile, f_kernel, f_outcome };
-	for (int i = 0; i < 4; i++) {
-		const char *v = i == 0 ? f_event : i == 1 ? f_profile : i == 2 ? f_kernel : f_outcome;
+	{
+		const struct { const char *option, *value; } globs[] = {
+			{ "event", f_event }, { "profile", f_profile },
+			{ "kernel", f_kernel }, { "outcome", f_outcome },
+		};
 
-		if (v && !*v) {
-			fprintf(stderr, "pmucanary matrix: --%s needs a name or a glob, not ''\n",
-				i == 0 ? "event" : i == 1 ? "profile" : i == 2 ? "kernel" : "outcome");
-			return EXIT_USAGE;
-		}
+		for (size_t i = 0; i < G_N_ELEMENTS(globs); i++)
+			if (globs[i].value && !*globs[i].value) {
+				fprintf(stderr, "pmucanary matrix: --%s needs a name or a glob, "
+					"not ''\n", globs[i].option);
+				return EXIT_USAGE;
+			}
 	}
 	if (matrix_filter_check(&filter) < 0) {
 		matrix_error(NULL);

@@ -83,6 +83,7 @@ expect 1 '^  3\.6\.11 perf-3\.6 cycles:pp: GUEST_CRASH 3/3' --profile perf-3.6 -
 expect 2 "--profile 'perf-9\*' matches no cell of the inputs" --profile 'perf-9*' "$d/run-3.6.json"
 expect 2 "--outcome 'GUEST_EXPLODED' names no outcome" --outcome GUEST_EXPLODED "$d/run-3.6.json"
 expect 2 "--kernel needs a name or a glob" --kernel '' "$d/run-3.6.json"
+expect 2 "--outcome needs a name or a glob" --outcome '' "$d/run-3.6.json"
 expect 2 "the filters together match no cell" --kernel 3.7.0 --outcome harm "$d/run-3.6.json" "$d/run-3.7.json"
 # One input holding a cell twice is bad input, as in diff.
 expect 2 'duplicate-cell\.json: cell 7: \(3\.8\.0, perf-3\.6, cycles:pp\) appears twice' \
