@@ -62,12 +62,14 @@ bool cli_bounded_int(const char *cmd, const char *name, const char *text, int mi
 		return true;
 	/* g_ascii_string_to_signed takes "+5" and " 5"; a count is digits. */
 	if (!*text || !g_ascii_isdigit(*text) || (text[0] == '0' && text[1]) ||
-	    !g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, &v, NULL)) {
+	    text[strspn(text, "0123456789")]) {
 		fprintf(stderr, "pmucanary %s: option --%s: '%s' is not a decimal number "
 			"(%d..%d)\n", cmd, name, text, min, max);
 		return false;
 	}
-	if (v < min || v > max) {
+	/* Digits only: what does not fit in 64 bits is out of range too. */
+	if (!g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, &v, NULL) ||
+	    v < min || v > max) {
 		fprintf(stderr, "pmucanary %s: option --%s: %s is out of range (%d..%d)\n", cmd,
 			name, text, min, max);
 		return false;

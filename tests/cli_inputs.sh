@@ -240,6 +240,10 @@ for o in "probe --jobs=0" "probe --jobs=-1" "probe --jobs=100000" "probe --jobs=
 	refused "$o" "option $opt: " "${argv[@]}"
 done
 
+# Digits beyond 64 bits are a number out of range, not "not a number".
+refused "probe --jobs=99999999999999999999" "option --jobs: 99999999999999999999 is out of range" \
+	probe --jobs=99999999999999999999
+
 # --lab-context timeouts out of range or of the wrong type were ignored:
 # refused, naming the file and the field.
 for f in '"guest_boot_timeout_ms": 0' '"guest_boot_timeout_ms": 99999999999' \
