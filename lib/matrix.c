@@ -1374,6 +1374,32 @@ static void names_join(GString *out, GPtrArray *names, guint max)
 		g_string_append_printf(out, " (+%u)", names->len - max);
 }
 
+/* Folds d1 (one event and class) into the group of list that has its
+ * vector and profiles (level2: "vector\x1fprofiles" -> group), a new one
+ * when there is none. */
+static void kdiff_merge(GHashTable *level2, GPtrArray *list, const struct kdiff *d1)
+{
+	g_autoptr(GString) key = g_string_new(d1->vector);
+	struct kdiff *d;
+
+	g_string_append_c(key, '\x1f');
+	names_join(key, d1->profiles, G_MAXUINT);
+	d = g_hash_table_lookup(level2, key->str);
+	if (!d) {
+		d = kdiff_new(g_strdup(d1->vector));
+		for (guint p = 0; p < d1->profiles->len; p++)
+			names_add_unique_esc(d->profiles, d1->profiles->pdata[p], true);
+		g_hash_table_insert(level2, g_string_free(g_steal_pointer(&key), FALSE), d);
+		g_ptr_array_add(list, d);
+	}
+	d->harm |= d1->harm;
+	pairs_add_unique(d->pairs, GPOINTER_TO_UINT(d1->pairs->pdata[0]));
+	for (guint s = 0; s < d1->specs->len; s++)
+		if (d->specs->len < VIEW_SAMPLE_SPECS)
+			names_add_unique_esc(d->specs, d1->specs->pdata[s], true);
+	d->nspecs += d1->nspecs;
+}
+
 /* Cells of one profile and spec whose outcome differs between contexts
  * (kernels, or CPUs): by name, grouped by the outcomes per context and the
  * profiles that saw them, each group naming its events, modifier classes
@@ -1477,27 +1503,8 @@ static void format_kernel_diffs(const struct matrix *m, const struct matrix_grou
 	/* Events and classes that read the same over the same profiles: one
 	 * group (13 software events turning EOPNOTSUPP under one profile are
 	 * one finding, not 13). */
-	for (guint i = 0; i < list1->len; i++) {
-		const struct kdiff *d1 = list1->pdata[i];
-		struct kdiff *d;
-
-		g_string_printf(key, "%s\x1f", d1->vector);
-		names_join(key, d1->profiles, G_MAXUINT);
-		d = g_hash_table_lookup(level2, key->str);
-		if (!d) {
-			d = kdiff_new(g_strdup(d1->vector));
-			for (guint p = 0; p < d1->profiles->len; p++)
-				names_add_unique_esc(d->profiles, d1->profiles->pdata[p], true);
-			g_hash_table_insert(level2, g_strdup(key->str), d);
-			g_ptr_array_add(list, d);
-		}
-		d->harm |= d1->harm;
-		pairs_add_unique(d->pairs, GPOINTER_TO_UINT(d1->pairs->pdata[0]));
-		for (guint s = 0; s < d1->specs->len; s++)
-			if (d->specs->len < VIEW_SAMPLE_SPECS)
-				names_add_unique_esc(d->specs, d1->specs->pdata[s], true);
-		d->nspecs += d1->nspecs;
-	}
+	for (guint i = 0; i < list1->len; i++)
+		kdiff_merge(level2, list, list1->pdata[i]);
 	if (!list->len)
 		return;
 	g_ptr_array_sort(list, kdiff_cmp);
@@ -1598,27 +1605,8 @@ static void format_view_details(const struct matrix *m, const struct matrix_grou
 		}
 		/* One line per context, outcome and profiles, naming the events and
 		 * classes: a kernel crashing on every precise event is one finding. */
-		for (guint i = 0; i < list1->len; i++) {
-			const struct kdiff *d1 = list1->pdata[i];
-			g_autoptr(GString) key = g_string_new(d1->vector);
-			struct kdiff *d;
-
-			g_string_append_c(key, '\x1f');
-			names_join(key, d1->profiles, G_MAXUINT);
-			d = g_hash_table_lookup(level2, key->str);
-			if (!d) {
-				d = kdiff_new(g_strdup(d1->vector));
-				for (guint p = 0; p < d1->profiles->len; p++)
-					names_add_unique_esc(d->profiles, d1->profiles->pdata[p], true);
-				g_hash_table_insert(level2, g_string_free(g_steal_pointer(&key), FALSE), d);
-				g_ptr_array_add(list, d);
-			}
-			pairs_add_unique(d->pairs, GPOINTER_TO_UINT(d1->pairs->pdata[0]));
-			for (guint s = 0; s < d1->specs->len; s++)
-				if (d->specs->len < VIEW_SAMPLE_SPECS)
-					names_add_unique_esc(d->specs, d1->specs->pdata[s], true);
-			d->nspecs += d1->nspecs;
-		}
+		for (guint i = 0; i < list1->len; i++)
+			kdiff_merge(level2, list, list1->pdata[i]);
 		for (guint i = 0; i < list->len && i < VIEW_MAX_DETAIL_GROUPS; i++) {
 			const struct kdiff *d = list->pdata[i];
 			struct colgroup cg = { .pairs = d->pairs };
