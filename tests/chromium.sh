@@ -7,6 +7,7 @@
 #   chromium_require "NAME: " SKIP_RC     # sets $chrome, or SKIP and exit
 #   chromium_flags "$tmp/profile"         # sets the array chromium_flags
 #   chromium_dump_dom BUDGET_MS URL DOM LOG
+#   chromium_probe_head                   # the top of a probe page (stdout)
 #   chromium_probe_lines DOM SEEN         # the probe's <pre id="out"> lines
 
 # Without a browser: "SKIP: PREFIXno chromium ..." and exit SKIP_RC, or 1
@@ -31,6 +32,18 @@ chromium_flags() {
 chromium_dump_dom() {
 	timeout 120 "$chrome" "${chromium_flags[@]}" --virtual-time-budget="$1" --dump-dom \
 		"$2" >"$3" 2>"$4"
+}
+
+# A probe page: report.html (same directory) in an iframe, the probe
+# helpers of tests/heatmap_probe.js; the caller's <script> follows.
+chromium_probe_head() {
+	cat <<EOF
+<!DOCTYPE html>
+<html><head><meta charset="utf-8"></head><body>
+<pre id="out">probe did not run</pre>
+<iframe id="f" src="report.html" width="1400" height="900"></iframe>
+<script>$(cat "$top/tests/heatmap_probe.js")</script>
+EOF
 }
 
 # The probe's lines, un-escaped from the dumped DOM.

@@ -93,12 +93,9 @@ if ! read -r want_rows want_cells want_tiles want_events <"$tmp/expect"; then
 fi
 echo "note: the file has $want_cells cells, $want_rows rows, $want_tiles tiles, $want_events events"
 
-cat >"$tmp/probe.html" <<EOF
-<!DOCTYPE html>
-<html><head><meta charset="utf-8"></head><body>
-<pre id="out">probe did not run</pre>
-<iframe id="f" src="report.html" width="1400" height="900"></iframe>
-<script>$(cat "$top/tests/heatmap_probe.js")</script>
+{
+	chromium_probe_head
+	cat <<EOF
 <script>
 var out = [], loads = 0, t0 = performance.now();
 /* The view as numbers: fragment, filter box, tiles and their cells, the
@@ -144,6 +141,7 @@ document.getElementById('f').addEventListener('load', function () {
 </script>
 </body></html>
 EOF
+} >"$tmp/probe.html"
 chromium_flags "$tmp/profile"
 cstart=$SECONDS
 chromium_dump_dom 20000 "file://$tmp/probe.html" "$tmp/dom.html" "$tmp/chrome.log"

@@ -32,12 +32,9 @@ if [ $rc -ne 1 ] || [ ! -s "$out/report.html" ]; then
 fi
 
 # tests/heatmap_probe.js names every tile by cpu|kernel|profile|event|class.
-cat >"$out/probe.html" <<EOF
-<!DOCTYPE html>
-<html><head><meta charset="utf-8"></head><body>
-<pre id="out">probe did not run</pre>
-<iframe id="f" src="report.html" width="1400" height="900"></iframe>
-<script>$(cat "$top/tests/heatmap_probe.js")</script>
+{
+	chromium_probe_head
+	cat <<EOF
 <script>
 document.getElementById('f').addEventListener('load', function () {
   var d = this.contentDocument, w = this.contentWindow, out = [];
@@ -76,6 +73,7 @@ document.getElementById('f').addEventListener('load', function () {
 </script>
 </body></html>
 EOF
+} >"$out/probe.html"
 
 chromium_flags "$tmp/profile"
 chromium_dump_dom 5000 "file://$out/probe.html" "$tmp/dom.html" "$tmp/chrome.log"
