@@ -97,9 +97,13 @@ int image_kernel_check(const char *path, const char *who)
 		return pc_fail(EINVAL, "%s: not a regular file (a kernel image is expected)", who);
 	}
 	n = pread(fd, hdr, sizeof(hdr), 0);
+	if (n < 0) {
+		int err = errno;
+
+		close(fd);
+		return pc_fail(err, "%s: %s", who, g_strerror(err));
+	}
 	close(fd);
-	if (n < 0)
-		return pc_fail(errno, "%s: %s", who, g_strerror(errno));
 	return image_kernel_identify(who, hdr, (size_t)n);
 }
 

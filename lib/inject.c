@@ -337,14 +337,22 @@ static guestfs_h *handle_new(bool force_tcg, struct inject_report *r)
 		g_free(reason);
 		reason = g_strdup("TCG asked for");
 	}
-	if (!getenv("LIBGUESTFS_BACKEND"))
-		guestfs_set_backend(g, "direct");
+	if (!getenv("LIBGUESTFS_BACKEND") && guestfs_set_backend(g, "direct") < 0) {
+		gfs_fail(g, "set backend direct");
+		guestfs_close(g);
+		return NULL;
+	}
 	if (!strcmp(accel, "tcg")) {
 		/* libguestfs picks KVM when /dev/kvm opens; kvm_pvm's does not
-		 * boot its appliance (platform.md) */
+		 * boot its appliance (platform.md): an appliance that would try
+		 * it anyway is not launched */
 		char *settings[] = { (char *)"force_tcg", NULL };
 
-		guestfs_set_backend_settings(g, settings);
+		if (guestfs_set_backend_settings(g, settings) < 0) {
+			gfs_fail(g, "set backend settings force_tcg");
+			guestfs_close(g);
+			return NULL;
+		}
 	}
 	if (r) {
 		g_autofree char *b = guestfs_get_backend(g);
@@ -718,7 +726,11 @@ int inject_disk(const struct inject_options *opt, struct inject_report **out)
 
 		g_clear_pointer(&g, handle_close); /* qemu lets go of the overlay */
 		remove_outputs(r);
-		pc_fail(-ret, "%s", msg);
+		/* libguestfs's own words name no file: say which disk. */
+		if (strstr(msg, r->disk))
+			pc_fail(-ret, "%s", msg);
+		else
+			pc_fail(-ret, "%s: %s", r->disk, msg);
 		return ret;
 	}
 	*out = g_steal_pointer(&r);
