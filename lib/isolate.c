@@ -185,7 +185,6 @@ static int find_one(struct isolate *iso, const size_t *ids, size_t count, enum o
 	enum outcome ao = o;
 	bool tested = true;
 	g_autoptr(GArray) unarmed = g_array_new(FALSE, FALSE, sizeof(size_t));
-	size_t before = iso->culprits->len;
 	int r;
 
 	while (n > 1) {
@@ -221,17 +220,13 @@ static int find_one(struct isolate *iso, const size_t *ids, size_t count, enum o
 			if (aids[i] != cur[0])
 				g_array_append_val(unarmed, aids[i]);
 	}
+	/* The sets searched never hold an earlier culprit (screening batches
+	 * are disjoint, rest and the across unions leave culprits out), so a
+	 * culprit found here is the only one unarmed ids can belong to. */
 	for (guint i = 0; i < unarmed->len; i++) {
 		size_t id = g_array_index(unarmed, size_t, i);
-		bool taken = false;
 
-		for (guint c = before; c < iso->culprits->len && !taken; c++) {
-			const struct isolate_culprit *cu = iso->culprits->pdata[c];
-
-			for (size_t j = 0; j < cu->count; j++)
-				taken = taken || cu->ids[j] == id;
-		}
-		if (!taken)
+		if (!isolate_culprit_of(iso, id))
 			g_array_append_val(rest, id);
 	}
 	return 0;
