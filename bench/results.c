@@ -1,10 +1,12 @@
 /* Result-file cost, pmucanary/2 against pmucanary/1, on one set of cells.
  *
- *   results write IN OUT2 OUT1   reads IN (either schema), writes it as /2
- *                                (results_write_json) and as /1 (the same
+ *   results write IN OUT2 OUT1 OUT2GZ
+ *                                reads IN (either schema), writes it as /2
+ *                                (results_write_json), as /1 (the same
  *                                tree with every attr inlined, every cell's
  *                                kernel and evidence, rejected as EINVAL:
- *                                what the /1 writer wrote); prints seconds
+ *                                what the /1 writer wrote) and as /2 through
+ *                                gzip (OUT2GZ ends in .gz); prints seconds
  *   results read FILE            reads FILE with results_read_json; prints
  *                                seconds (run it under /usr/bin/time for RSS)
  * Driven by bench/results.sh. */
@@ -73,8 +75,8 @@ int main(int argc, char **argv)
 	g_autoptr(result_set) set = NULL;
 	double t0;
 
-	if (argc == 5 && !strcmp(argv[1], "write")) {
-		double t2, t1;
+	if (argc == 6 && !strcmp(argv[1], "write")) {
+		double t2, t1, tz;
 
 		if (results_read_json(argv[2], &set) < 0)
 			goto fail;
@@ -86,7 +88,12 @@ int main(int argc, char **argv)
 		if (write_v1(set, argv[4]) < 0)
 			goto fail;
 		t1 = now_s() - t0;
-		printf("write_v2_s %.3f\nwrite_v1_s %.3f\ncells %u\n", t2, t1, set->cells->len);
+		t0 = now_s();
+		if (results_write_json(set, argv[5]) < 0)
+			goto fail;
+		tz = now_s() - t0;
+		printf("write_v2_s %.3f\nwrite_v1_s %.3f\nwrite_v2gz_s %.3f\ncells %u\n", t2, t1, tz,
+		       set->cells->len);
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "read")) {
@@ -96,7 +103,7 @@ int main(int argc, char **argv)
 		printf("read_s %.3f\ncells %u\n", now_s() - t0, set->cells->len);
 		return 0;
 	}
-	fprintf(stderr, "usage: results write IN OUT2 OUT1 | results read FILE\n");
+	fprintf(stderr, "usage: results write IN OUT2 OUT1 OUT2GZ | results read FILE\n");
 	return 2;
 fail:
 	fprintf(stderr, "results: %s\n", pc_errmsg());

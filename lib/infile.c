@@ -2,6 +2,8 @@
 
 #include "log.h"
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
@@ -145,6 +147,60 @@ int infile_read_limit(const char *path, size_t limit, bool text, const char *wha
 	if (len)
 		*len = have;
 	return 0;
+}
+
+bool infile_is_gzip(const char *data, size_t len)
+{
+	return len >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b;
+}
+
+int infile_gunzip(const char *path, size_t limit, const char *what, char **data, size_t *len)
+{
+	struct archive *a;
+	struct archive_entry *e;
+	g_autofree char *lim = limit_str(limit);
+	g_autoptr(GString) out = NULL;
+	char chunk[65536];
+	la_ssize_t n;
+	int ret = 0;
+
+	if (!infile_is_gzip(*data, *len))
+		return 0;
+	if (!what)
+		what = "file";
+	a = archive_read_new();
+	archive_read_support_filter_gzip(a);
+	archive_read_support_format_raw(a);
+	if (archive_read_open_memory(a, *data, *len) != ARCHIVE_OK ||
+	    archive_read_next_header(a, &e) != ARCHIVE_OK) {
+		ret = pc_fail(EINVAL, "%s: not a whole gzip file: %s", path, archive_error_string(a));
+		goto out;
+	}
+	/* The magic bytes with a header gzip's reader does not take leave
+	 * libarchive reading the bytes raw, as if not compressed. */
+	if (archive_filter_code(a, 0) != ARCHIVE_FILTER_GZIP) {
+		ret = pc_fail(EINVAL, "%s: not a whole gzip file: a bad gzip header", path);
+		goto out;
+	}
+	out = g_string_sized_new(MIN(*len * 8, limit) + 1);
+	while ((n = archive_read_data(a, chunk, sizeof(chunk))) > 0) {
+		if (out->len + (size_t)n > limit) {
+			ret = pc_fail(EINVAL, "%s: more than %s once decompressed, the limit for a %s",
+				      path, lim, what);
+			goto out;
+		}
+		g_string_append_len(out, chunk, n);
+	}
+	if (n < 0) {
+		ret = pc_fail(EINVAL, "%s: not a whole gzip file: %s", path, archive_error_string(a));
+		goto out;
+	}
+	g_free(*data);
+	*len = out->len;
+	*data = g_string_free(g_steal_pointer(&out), FALSE);
+out:
+	archive_read_free(a);
+	return ret;
 }
 
 int infile_read(const char *path, enum infile_kind kind, char **data, size_t *len)

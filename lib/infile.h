@@ -41,6 +41,17 @@ int infile_read_limit(const char *path, size_t limit, bool text, const char *wha
  * dangling symlink, "file/") is -EINVAL with one message naming it. */
 int infile_check(const char *path, enum infile_kind kind);
 
+/* Whether data begins with gzip's magic bytes. */
+bool infile_is_gzip(const char *data, size_t len);
+
+/* Replaces *data (len bytes, read from path) by what it decompresses to,
+ * NUL-terminated, when it is gzip (a result file written as NAME.gz); data
+ * that is not gzip stays as it is. The output is bounded by limit, so that
+ * a small hostile file cannot inflate into all of memory. Fails with one
+ * message naming path, -EINVAL: not a whole gzip stream (truncated,
+ * corrupt), or more than limit bytes once decompressed. */
+int infile_gunzip(const char *path, size_t limit, const char *what, char **data, size_t *len);
+
 /* infile_read_limit() with the limit of kind; INFILE_CONFIG is text. */
 int infile_read(const char *path, enum infile_kind kind, char **data, size_t *len);
 

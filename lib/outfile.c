@@ -2,9 +2,12 @@
 
 #include "log.h"
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -141,13 +144,48 @@ static int write_atomic(const char *path, const char *target, const struct stat 
 	return 0;
 }
 
-int outfile_write(const char *path, const void *data, size_t len)
+static la_ssize_t gzip_append(struct archive *a, void *out, const void *buf, size_t len)
+{
+	g_string_append_len(out, buf, (gssize)len);
+	return (la_ssize_t)len;
+}
+
+/* The gzip file of data, or NULL with a message naming path. Level 1: a
+ * full sweep's 30 MB of JSON becomes 1.8 MB in ~0.3 s (level 6: 1.3 MB in
+ * ~0.5 s, too close to the 1 s a full write may take). No time stamp in
+ * the header, so the same data gives the same bytes. */
+static GString *gzip_of(const char *path, const void *data, size_t len)
+{
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	g_autoptr(GString) out = g_string_sized_new(len / 8 + 64);
+	bool ok;
+
+	ok = archive_write_add_filter_gzip(a) == ARCHIVE_OK &&
+	     archive_write_set_filter_option(a, "gzip", "compression-level", "1") == ARCHIVE_OK &&
+	     archive_write_set_filter_option(a, "gzip", "timestamp", NULL) == ARCHIVE_OK &&
+	     archive_write_set_format_raw(a) == ARCHIVE_OK &&
+	     archive_write_set_bytes_in_last_block(a, 1) == ARCHIVE_OK &&
+	     archive_write_open2(a, out, NULL, gzip_append, NULL, NULL) == ARCHIVE_OK;
+	if (ok) {
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_size(e, (la_int64_t)len);
+		ok = archive_write_header(a, e) == ARCHIVE_OK &&
+		     (!len || archive_write_data(a, data, len) == (la_ssize_t)len) &&
+		     archive_write_close(a) == ARCHIVE_OK;
+	}
+	if (!ok)
+		pc_fail(EIO, "cannot write %s: gzip: %s", path, archive_error_string(a));
+	archive_entry_free(e);
+	archive_write_free(a);
+	return ok ? g_steal_pointer(&out) : NULL;
+}
+
+/* outfile_write() once data is what goes to the file. */
+static int outfile_write_plain(const char *path, const void *data, size_t len)
 {
 	struct stat st, lst;
 	int fd;
-
-	if (!path || !*path)
-		return pc_fail(EINVAL, "cannot write an empty path");
 	if (stat(path, &st) < 0) {
 		if (errno != ENOENT)
 			return pc_fail(errno, "cannot write %s: %s", path, g_strerror(errno));
@@ -175,6 +213,20 @@ int outfile_write(const char *path, const void *data, size_t len)
 		return write_atomic(path, target, &st, data, len);
 	}
 	return write_atomic(path, path, &st, data, len);
+}
+
+int outfile_write(const char *path, const void *data, size_t len)
+{
+	if (!path || !*path)
+		return pc_fail(EINVAL, "cannot write an empty path");
+	if (g_str_has_suffix(path, ".gz")) {
+		g_autoptr(GString) gz = gzip_of(path, data, len);
+
+		if (!gz)
+			return -EIO;
+		return outfile_write_plain(path, gz->str, gz->len);
+	}
+	return outfile_write_plain(path, data, len);
 }
 
 int outfile_check(const char *path)

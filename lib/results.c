@@ -1099,7 +1099,9 @@ int results_read_json(const char *path, struct result_set **out)
 	size_t len;
 	int ret;
 
-	if ((ret = infile_read(path, INFILE_RESULTS, &text, &len)))
+	if ((ret = infile_read(path, INFILE_RESULTS, &text, &len)) ||
+	    (ret = infile_gunzip(path, infile_limit(INFILE_RESULTS),
+				 infile_kind_name(INFILE_RESULTS), &text, &len)))
 		return ret;
 	ret = stream_read(text, len, path, out);
 	if (ret <= 0)

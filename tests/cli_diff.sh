@@ -61,6 +61,17 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 printf 'not json' >"$tmp/garbage.json"
 expect 2   "$d/run-3.8.json" "$tmp/garbage.json" "garbage.json:1:"
 
+# Result files written as NAME.gz (compact storage of a full sweep): read
+# the same as the plain file; a cut or corrupt one is bad input naming it.
+gzip -c "$d/probe-3.7.json" >"$tmp/probe-3.7.json.gz"
+expect 1   "$d/probe-3.6.json" "$tmp/probe-3.7.json.gz" "ABI regressions (2)"
+head -c 300 "$tmp/probe-3.7.json.gz" >"$tmp/cut.json.gz"
+expect 2   "$d/probe-3.6.json" "$tmp/cut.json.gz" "cut.json.gz: not a whole gzip file"
+printf '\037\213garbage' >"$tmp/corrupt.json.gz"
+expect 2   "$d/probe-3.6.json" "$tmp/corrupt.json.gz" "corrupt.json.gz: not a whole gzip file"
+gzip -c "$tmp/garbage.json" >"$tmp/garbage.json.gz"
+expect 2   "$d/run-3.8.json" "$tmp/garbage.json.gz" "garbage.json.gz:1:"
+
 # Usage.
 n=$((n + 1)); "$bin" diff "$d/run-3.8.json" >/dev/null 2>&1
 [ $? -eq 2 ] && echo "ok: one argument -> 2" || { echo "FAIL: one argument"; fails=$((fails + 1)); }

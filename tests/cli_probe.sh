@@ -78,6 +78,19 @@ else
 	echo "# jq not found: schema checks skipped"
 fi
 
+# --json NAME.gz writes the same document gzip-compressed (a full sweep's
+# 30 MB is ~1.3 MB so), and matrix reads it like the plain file.
+"$bin" probe --pmu software --json "$tmp/p.json.gz" >/dev/null 2>&1; rc=$?
+check "probe --json NAME.gz exits 0" [ "$rc" -eq 0 ]
+check "NAME.gz is gzip" gzip -t "$tmp/p.json.gz"
+check "NAME.gz holds the same cells" cmp <(gzip -dc "$tmp/p.json.gz" | grep -o '"cells":.*') \
+	<(grep -o '"cells":.*' "$tmp/p.json")
+check "NAME.gz is smaller" [ "$(stat -c %s "$tmp/p.json.gz")" -lt "$(( $(stat -c %s "$tmp/p.json") / 4 ))" ]
+# (but for the line naming the input: its name and run id)
+check "matrix reads NAME.gz as the plain file" cmp <("$bin" matrix "$tmp/p.json.gz" 2>&1 | grep -v '^  \[1\] ') \
+	<("$bin" matrix "$tmp/p.json" 2>&1 | grep -v '^  \[1\] ')
+rm -f "$tmp/p.json.gz"
+
 # The readable summary: a screenful, not a line per cell; rejected specs in
 # their own column; --list-all gives every cell.
 out=$("$bin" probe --pmu software --profile perf-3.1 --profile perf-6.1 2>/dev/null)

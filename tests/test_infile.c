@@ -1,7 +1,10 @@
 /* infile: a regular file is read whole; a FIFO with no writer, a device
  * that never ends and a directory are refused at once naming the path; a
  * file over its limit fails naming the limit; a NUL byte in a text file
- * fails naming path:line. Every node is made in the test's own temp dir. */
+ * fails naming path:line. A result file written as NAME.gz (outfile)
+ * reads back as what was written; a truncated one, or one that inflates past
+ * the limit, is refused naming the path. Every node is made in the test's
+ * own temp dir. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,6 +13,7 @@
 
 #include "infile.h"
 #include "log.h"
+#include "outfile.h"
 #include "testutil.h"
 
 #include <errno.h>
@@ -148,6 +152,84 @@ static void test_nul(void **state)
 	assert_int_equal(len, 23);
 }
 
+/* What outfile_write() wrote to dir/name, raw. */
+static char *written_raw(const char *name, const char *data, size_t len, size_t *raw_len)
+{
+	g_autofree char *p = g_build_filename(dir, name, NULL);
+	char *raw = NULL;
+
+	assert_int_equal(outfile_write(p, data, len), 0);
+	assert_int_equal(infile_read(p, INFILE_RESULTS, &raw, raw_len), 0);
+	return raw;
+}
+
+static void test_gzip_round_trip(void **state)
+{
+	g_autoptr(GString) json = g_string_new("{\"schema\":\"pmucanary/2\",\"cells\":[");
+	g_autofree char *raw = NULL, *again = NULL, *plain = NULL;
+	g_autofree char *p = g_build_filename(dir, "r.json.gz", NULL);
+	size_t len, len2, plain_len;
+
+	for (int i = 0; i < 20000; i++)
+		g_string_append_printf(json, "%s{\"spec\":\"cycles:%d\"}", i ? "," : "", i % 7);
+	g_string_append(json, "]}\n");
+	raw = written_raw("r.json.gz", json->str, json->len, &len);
+	assert_true(infile_is_gzip(raw, len));
+	assert_true(len < json->len / 10);
+	/* No time stamp: the same data gives the same bytes. */
+	again = written_raw("s.json.gz", json->str, json->len, &len2);
+	assert_int_equal(len, len2);
+	assert_memory_equal(raw, again, len);
+	assert_int_equal(infile_gunzip(p, infile_limit(INFILE_RESULTS), "result file", &raw, &len), 0);
+	assert_int_equal(len, json->len);
+	assert_string_equal(raw, json->str);
+	/* A name without .gz is written as it is, and read as it is. */
+	plain = written_raw("r.json", json->str, json->len, &plain_len);
+	assert_false(infile_is_gzip(plain, plain_len));
+	assert_int_equal(infile_gunzip(p, 10, "result file", &plain, &plain_len), 0);
+	assert_int_equal(plain_len, json->len);
+	assert_string_equal(plain, json->str);
+}
+
+static void test_gzip_truncated(void **state)
+{
+	g_autofree char *zeros = g_malloc0(100000);
+	g_autofree char *raw = NULL;
+	g_autofree char *p = g_build_filename(dir, "t.json.gz", NULL);
+	size_t len;
+
+	raw = written_raw("t.json.gz", zeros, 100000, &len);
+	for (size_t cut = 1; cut < len; cut += len / 5 + 1) {
+		g_autofree char *part = g_memdup2(raw, len - cut);
+		size_t plen = len - cut;
+
+		assert_int_equal(infile_gunzip(p, 1 << 20, "result file", &part, &plen), -EINVAL);
+		assert_non_null(strstr(pc_errmsg(), p));
+		assert_non_null(strstr(pc_errmsg(), "not a whole gzip file"));
+		assert_int_equal(plen, len - cut);
+	}
+}
+
+/* A small file that inflates past the limit (1 MiB of zeros is ~5 KiB of
+ * gzip) stops at the limit instead of filling memory. */
+static void test_gzip_limit(void **state)
+{
+	g_autofree char *zeros = g_malloc0(1 << 20);
+	g_autofree char *raw = NULL, *copy = NULL;
+	g_autofree char *p = g_build_filename(dir, "z.json.gz", NULL);
+	size_t len, clen;
+
+	raw = written_raw("z.json.gz", zeros, 1 << 20, &len);
+	assert_true(len < (1 << 20) / 64);
+	copy = g_memdup2(raw, len);
+	clen = len;
+	assert_int_equal(infile_gunzip(p, (1 << 20) - 1, "result file", &copy, &clen), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), p));
+	assert_non_null(strstr(pc_errmsg(), "once decompressed"));
+	assert_int_equal(infile_gunzip(p, 1 << 20, "result file", &raw, &len), 0);
+	assert_int_equal(len, 1 << 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +240,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nul, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gzip_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gzip_truncated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gzip_limit, setup, teardown),
 	};
 
 	return test_run_group(tests, NULL, NULL);
