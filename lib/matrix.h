@@ -132,6 +132,8 @@ enum matrix_modclass matrix_spec_modclass(const char *spec);
  * cells. */
 #define MATRIX_CODE_REJECTED OUTCOME_COUNT
 #define MATRIX_CODE_COUNT (OUTCOME_COUNT + 1)
+/* A tile keeps its codes as bits of a guint64 (codes, known below). */
+G_STATIC_ASSERT(MATRIX_CODE_COUNT <= 64);
 struct matrix_tile {
 	guint64 codes;          /* bit (1 << code) */
 	guint64 known;          /* codes of harms a known erratum explains */

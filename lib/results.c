@@ -880,12 +880,17 @@ static void text_json_append(GString *out, const char *s)
 	jsonstr_append(out, s, 0);
 }
 
-static void json_value_append(GString *out, const json_t *v)
+/* false when jansson cannot encode v (out of memory, or a value it refuses):
+ * the file is then not written, rather than written with a null in its place. */
+static bool json_value_append(GString *out, const json_t *v)
 {
 	char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 
-	g_string_append(out, text ? text : "null");
+	if (!text)
+		return false;
+	g_string_append(out, text);
 	free(text);
+	return true;
 }
 
 /* attr_to_json(), written out. */
@@ -911,7 +916,7 @@ static void attr_text_append(GString *out, const struct perf_event_attr *attr)
 	g_string_append_c(out, '}');
 }
 
-static void cell_text_append(GString *out, const struct cell *cell, const char *kernel,
+static bool cell_text_append(GString *out, const struct cell *cell, const char *kernel,
 			     GHashTable *index)
 {
 	if (g_strcmp0(cell->kernel, kernel) != 0) {
@@ -959,7 +964,8 @@ static void cell_text_append(GString *out, const struct cell *cell, const char *
 		g_string_append_printf(out, ",\"k\":%d,\"n\":%d", cell->k, cell->n);
 	if (cell->evidence && json_array_size(cell->evidence)) {
 		g_string_append(out, ",\"evidence\":");
-		json_value_append(out, cell->evidence);
+		if (!json_value_append(out, cell->evidence))
+			return false;
 	}
 	if (cell->extra) {
 		const char *key;
@@ -971,10 +977,12 @@ static void cell_text_append(GString *out, const struct cell *cell, const char *
 			g_string_append_c(out, ',');
 			text_json_append(out, key);
 			g_string_append_c(out, ':');
-			json_value_append(out, v);
+			if (!json_value_append(out, v))
+				return false;
 		}
 	}
 	g_string_append_c(out, '}');
+	return true;
 }
 
 /* The writer's attr index hashes and compares bytes: attr_hash() walks every
@@ -1076,7 +1084,10 @@ static GString *results_to_text(const struct result_set *set)
 	for (unsigned int i = 0; i < set->cells->len; i++) {
 		if (i)
 			g_string_append_c(out, ',');
-		cell_text_append(out, set->cells->pdata[i], kernel, index);
+		if (!cell_text_append(out, set->cells->pdata[i], kernel, index)) {
+			g_string_free(out, TRUE);
+			return NULL;
+		}
 	}
 	g_string_append(out, "]}\n");
 	return out;
