@@ -199,6 +199,13 @@ int cmd_probe(int argc, char **argv)
 		fprintf(stderr, "pmucanary probe: %s\n", pc_errmsg());
 		return EXIT_USAGE;
 	}
+	/* Every kernel with perf events has the software PMU there: an empty
+	 * directory is a wrong path, not a machine without PMUs. */
+	if (sysfs && !pmus->pmus->len) {
+		fprintf(stderr, "pmucanary probe: --sysfs %s: no PMU directories in it (the layout "
+			"of " PMU_SYSFS_ROOT " is expected)\n", sysfs);
+		return EXIT_USAGE;
+	}
 	eopts.pmus = (const char *const *)pmus_opt;
 	eopts.events = (const char *const *)events_opt;
 	eopts.profiles = (const char *const *)profiles_opt;

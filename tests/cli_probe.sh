@@ -137,6 +137,9 @@ expect2 "unknown profile" "perf-nope" --profile perf-nope
 expect2 "unknown event" "no-such-event" --event no-such-event
 expect2 "unknown pmu" "nopmu" --pmu nopmu
 expect2 "unreadable sysfs" "$tmp/nosysfs" --sysfs "$tmp/nosysfs"
+mkdir "$tmp/emptysysfs"
+expect2 "sysfs without PMUs" "emptysysfs: no PMU directories" --sysfs "$tmp/emptysysfs"
+rmdir "$tmp/emptysysfs"
 expect2 "bad option" "--frobnicate" --frobnicate
 expect2 "missing perf binary" "$tmp/noperf" --perf-binary "$tmp/noperf"
 expect2 "not a perf binary" "/bin/true" --pmu software --perf-binary /bin/true
