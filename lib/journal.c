@@ -2,6 +2,7 @@
 
 #include "infile.h"
 #include "log.h"
+#include "results.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -278,7 +279,9 @@ int journal_host_down(struct journal *j, unsigned int batch, const char *outcome
 	}
 	json_object_set_new(line, "batch", json_integer(batch));
 	json_object_set_new(line, "outcome", json_string(outcome));
-	json_object_set_new(line, "evidence", json_string(evidence ? evidence : ""));
+	/* A lab host's console is the guest's bytes: kept as \xNN, not dropped
+	 * (json_string() refuses text that is not UTF-8). */
+	json_object_set_new(line, "evidence", results_json_string(evidence ? evidence : ""));
 	r = journal_append(j, "host-down", line);
 	json_decref(line);
 	return r;

@@ -160,6 +160,13 @@ static void test_host_down(void **state)
 	assert_string_equal(b->down_outcome, "HOST_HANG");
 	assert_string_equal(b->down_evidence, "no LAB line for 600 s");
 	assert_null(journal_replay_batch(r, 0)->down_outcome);
+	/* A console's bytes that are not UTF-8 are kept, as \xNN. */
+	g_clear_pointer(&r, journal_replay_free);
+	assert_int_equal(journal_host_down(j, 1, "HOST_CRASH", "Oops\xff\xfe at"), 0);
+	assert_int_equal(journal_read(f->dir, &r), 0);
+	b = journal_replay_open_batch(r);
+	assert_string_equal(b->down_outcome, "HOST_CRASH");
+	assert_string_equal(b->down_evidence, "Oops\\xff\\xfe at");
 }
 
 static void test_nul_tail(void **state)
