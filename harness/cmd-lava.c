@@ -194,9 +194,17 @@ static int lava_collect_cmd(int argc, char **argv)
 	    (ret = results_write_json(set, json ? json : "/dev/stdout")) < 0)
 		return lava_error("collect", ret);
 	if (infra) {
-		fprintf(stderr, "pmucanary lava collect: INFRA: %s\n",
-			json_string_value(json_object_get(json_object_get(set->extra, "lava"),
-							  "why")));
+		json_t *lava = json_object_get(set->extra, "lava");
+		const char *type = json_string_value(json_object_get(lava, "error_type"));
+		const char *emsg = json_string_value(json_object_get(lava, "error_msg"));
+		g_autoptr(GString) line = g_string_new(json_string_value(json_object_get(lava, "why")));
+		g_autofree char *esc = NULL;
+
+		if (type)
+			g_string_append_printf(line, " (LAVA error type %s%s%s)", type,
+					       emsg ? ": " : "", emsg ? emsg : "");
+		esc = text_escape(line->str);
+		fprintf(stderr, "pmucanary lava collect: INFRA, not a kernel verdict: %s\n", esc);
 		return EXIT_INFRA;
 	}
 	for (guint i = 0; i < set->cells->len; i++)

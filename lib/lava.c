@@ -439,9 +439,58 @@ int lava_job_write(const struct lava_job_opts *o, GString *out)
 
 /* ---- the collector ---- */
 
-/* lava-run's log lines are YAML flow mappings that are JSON but for the
- * non-specific tag "! " before some strings ("size": ! "8247232"): drop
- * that tag outside strings, and let jansson judge the rest. */
+/* lava-run's log lines are YAML flow mappings in double-quoted style
+ * (lava_common.log.dump: yaml.dump(default_flow_style=True,
+ * default_style='"')): JSON but for the non-specific tag "! " before some
+ * strings ("size": ! "8247232") and YAML's own escapes (\e, \xHH, \N,
+ * \UHHHHHHHH, ...). Rewrite those as JSON and let jansson judge the rest. */
+static void unyaml_escape(GString *s, const char *line, size_t n, size_t *i)
+{
+	static const struct {
+		char c;
+		const char *json;
+	} simple[] = {
+		{ 'e', "\\u001b" }, { '0', "\\u0000" }, { 'a', "\\u0007" }, { 'v', "\\u000b" },
+		{ 'N', "\\u0085" }, { '_', "\\u00a0" }, { 'L', "\\u2028" }, { 'P', "\\u2029" },
+		{ ' ', " " }, { '\t', "\\t" },
+	};
+	char c = *i + 1 < n ? line[*i + 1] : '\0';
+
+	for (size_t k = 0; k < G_N_ELEMENTS(simple); k++) {
+		if (c == simple[k].c) {
+			g_string_append(s, simple[k].json);
+			*i += 1;
+			return;
+		}
+	}
+	if (c == 'x' && *i + 3 < n && g_ascii_isxdigit(line[*i + 2]) &&
+	    g_ascii_isxdigit(line[*i + 3])) {
+		g_string_append_printf(s, "\\u00%c%c", line[*i + 2], line[*i + 3]);
+		*i += 3;
+		return;
+	}
+	if (c == 'U' && *i + 9 < n) {
+		char hex[9];
+		guint64 cp;
+
+		memcpy(hex, line + *i + 2, 8);
+		hex[8] = '\0';
+		if (g_ascii_string_to_unsigned(hex, 16, 0x10000, 0x10ffff, &cp, NULL)) {
+			cp -= 0x10000;
+			g_string_append_printf(s, "\\u%04x\\u%04x", (unsigned)(0xd800 + (cp >> 10)),
+					       (unsigned)(0xdc00 + (cp & 0x3ff)));
+			*i += 9;
+			return;
+		}
+	}
+	/* JSON's own (\" \\ \/ \b \f \n \r \t \uHHHH) or not valid: jansson says. */
+	g_string_append_c(s, '\\');
+	if (c) {
+		g_string_append_c(s, c);
+		*i += 1;
+	}
+}
+
 static char *untag(const char *line, size_t n)
 {
 	GString *s = g_string_sized_new(n);
@@ -451,10 +500,11 @@ static char *untag(const char *line, size_t n)
 		char c = line[i];
 
 		if (in) {
-			g_string_append_c(s, c);
-			if (c == '\\' && i + 1 < n)
-				g_string_append_c(s, line[++i]);
-			else if (c == '"')
+			if (c == '\\')
+				unyaml_escape(s, line, n, &i);
+			else
+				g_string_append_c(s, c);
+			if (c == '"')
 				in = false;
 		} else if (c == '!' && i + 1 < n && line[i + 1] == ' ') {
 			i++;
@@ -618,12 +668,20 @@ static int collect_header(struct collect *c, const char *msg)
 
 static int collect_line(struct collect *c, const char *line, size_t n)
 {
-	g_autofree char *text = untag(line, n);
+	g_autofree char *text = NULL;
 	json_error_t jerr;
-	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-	json_t *msg;
+	json_t *root, *msg;
 	const char *lvl;
 	int ret = 0;
+
+	/* A LAVA server's output.yaml holds the same mappings as a YAML
+	 * sequence: "- {...}" per line. */
+	if (n >= 2 && line[0] == '-' && line[1] == ' ') {
+		line += 2;
+		n -= 2;
+	}
+	text = untag(line, n);
+	root = json_loads(text, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 
 	if (!root)
 		return cfail(c, "line", "not a lava-run log line (%s)", jerr.text);
@@ -695,7 +753,6 @@ static int collect_finish(struct collect *c, struct result_set **out, bool *infr
 			return -EINVAL;
 		}
 		json_decref(root);
-		set->kind = RESULTS_KIND_RUN;
 	}
 	if (strcmp(c->job_result_s, "pass"))
 		why = "the LAVA job failed";

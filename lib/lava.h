@@ -83,7 +83,8 @@ int lava_url_check(const char *what, const char *url);
 int lava_job_write(const struct lava_job_opts *opts, GString *out);
 
 /* The collector: a lava-run log (its stdout: one YAML flow mapping per
- * line, {"dt", "lvl", "msg"}) read back into a result set of kind "run".
+ * line, {"dt", "lvl", "msg"}; a server's output.yaml has "- " before
+ * each) read back into a result set (of the kind the device ran).
  * Strict and bounded: a line that does not parse, a case id or units that
  * are not ours, a result that does not fit its outcome, a header chunk out
  * of order, a log without the job's final result: -EINVAL "name:line:

@@ -242,6 +242,8 @@ static char *make_log(const struct result_set *set, const char *job_result, bool
 	size_t skipped;
 
 	log_line(log, "info", "\"start: 0 validate\"");
+	/* console bytes as LAVA's YAML dumper escapes them */
+	log_line(log, "target", "\"\\e[0mcaf\\xE9 \\U0001F600 \\N\\L \\\" \\\\ \\x00\\0 \\/\"");
 	log_line(log, "results", "{\"case\": \"validate\", \"definition\": \"lava\", \"result\": \"pass\"}");
 	if (with_cases) {
 		assert_int_equal(lava_cases_format(set, NULL, NULL, lines, &skipped), 0);
@@ -284,7 +286,7 @@ static void test_collect_round_trip(void **state)
 	if (lava_collect(log, strlen(log), "job.log", &got, &infra) < 0)
 		fail_msg("%s", pc_errmsg());
 	assert_false(infra);
-	assert_int_equal(got->kind, RESULTS_KIND_RUN);
+	assert_int_equal(got->kind, RESULTS_KIND_PROBE); /* the device's own kind */
 	assert_string_equal(got->kernel, "6.1.0-57-amd64");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(got->host, "cpu"),
 							      "vendor")), "AuthenticAMD");
@@ -299,6 +301,16 @@ static void test_collect_round_trip(void **state)
 		assert_int_equal(a->k, b->k);
 		assert_int_equal(a->n, b->n);
 	}
+	/* a LAVA server's output.yaml: the same lines as a YAML sequence */
+	g_autoptr(GString) seq = g_string_new(NULL);
+	g_autoptr(result_set) got2 = NULL;
+	g_auto(GStrv) lines = g_strsplit(log, "\n", -1);
+
+	for (char **l = lines; *l && **l; l++)
+		g_string_append_printf(seq, "- %s\n", *l);
+	if (lava_collect(seq->str, seq->len, "output.yaml", &got2, &infra) < 0)
+		fail_msg("%s", pc_errmsg());
+	assert_int_equal(got2->cells->len, set->cells->len);
 	/* and it is a result file every other command reads */
 	json_t *root = results_to_json(got);
 	g_autoptr(result_set) back = NULL;
