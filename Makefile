@@ -79,10 +79,12 @@ integration: all $(IT_BIN) $(HELPER_BIN)
 # full-sweep suites (cli_matrix_scale.sh, cli_matrix_text_scale.sh: 1 and
 # 2 min under ASan) run the same reader and writers as cli_matrix.sh and
 # cli_diff.sh, only on 140,000 cells; the reader is fuzzed under ASan.
+# it_lava (2-3 min of lava-run booting TCG devices): the job writer and the
+# log collector run under ASan in test_lava; what it adds is LAVA's engine.
 , := ,
 CHECK_MODES := $(if $(filter 1,$(SANITIZE)),unit$(,)integration,all)
 CHECK_SUITES := $(if $(filter 1,$(SANITIZE)),!it_perfbin.sh !it_resume.sh !cli_fuzz.sh !it_faults.sh !it_inject.sh \
-		!cli_matrix_scale.sh !cli_matrix_text_scale.sh)
+		!cli_matrix_scale.sh !cli_matrix_text_scale.sh !it_lava.sh)
 
 check:
 	$(MAKE) WERROR=1 all $(UNIT_BIN) $(IT_BIN) $(HELPER_BIN)

@@ -200,9 +200,13 @@ static int lava_collect_cmd(int argc, char **argv)
 		g_autoptr(GString) line = g_string_new(json_string_value(json_object_get(lava, "why")));
 		g_autofree char *esc = NULL;
 
+		/* The message's first line (a panic's message is its whole trace;
+		 * run.json keeps all of it). */
 		if (type)
-			g_string_append_printf(line, " (LAVA error type %s%s%s)", type,
-					       emsg ? ": " : "", emsg ? emsg : "");
+			g_string_append_printf(line, " (LAVA error type %s%s%.*s)", type,
+					       emsg ? ": " : "",
+					       emsg ? (int)MIN(strcspn(emsg, "\r\n"), 200) : 0,
+					       emsg ? emsg : "");
 		esc = text_escape(line->str);
 		fprintf(stderr, "pmucanary lava collect: INFRA, not a kernel verdict: %s\n", esc);
 		return EXIT_INFRA;

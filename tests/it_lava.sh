@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# pmucanary as a LAVA job on a real engine, with no LAVA server (issue 13):
+#  - a busybox ramdisk carrying pmucanary and its libraries;
+#  - `pmucanary lava job` writes the job: deploy (tmpfs) the distribution's
+#    kernel (/boot/vmlinuz-*) and that ramdisk, boot (qemu, TCG), then
+#    `pmucanary probe` (the open phase) on the device with two events under
+#    perf-3.1 (OK, EINVAL and REJECTED cells), every cell a lava-test-case;
+#  - the real `lava-run` runs it against a qemu device dictionary rendered
+#    from lava-server's own device-type templates (unpacked, not installed);
+#  - `pmucanary lava collect` turns lava-run's log into a run.json whose
+#    every cell matches the case the job reported (result, outcome, k/n),
+#    with the device's fingerprint (its kernel is the one booted);
+#  - `matrix` merges it with a local `probe` of the same specs;
+#  - a job whose kernel panics at boot (rdinit=/nonexistent) is collected as
+#    INFRA (exit 125), no cell a verdict.
+# Needs root, lava-dispatcher, busybox-static, python3-jinja2 (a
+# lava-dispatcher dependency) and lava-server's .deb (apt-get download).
+set -u
+bin=${PMUCANARY_BIN:-build/pmucanary}
+[ "$(id -u)" = 0 ] || { echo "SKIP: lava-run needs root"; exit 77; }
+command -v lava-run >/dev/null || { echo "SKIP: lava-dispatcher is not installed"; exit 77; }
+[ -x /bin/busybox ] || { echo "SKIP: /bin/busybox (busybox-static) is not installed"; exit 77; }
+command -v jq >/dev/null || { echo "FAIL jq is not installed"; exit 1; }
+kernel=$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -n 1)
+[ -n "$kernel" ] || { echo "SKIP: no /boot/vmlinuz-* to boot"; exit 77; }
+release=${kernel#/boot/vmlinuz-}
+
+work=$(mktemp -d /var/tmp/it_lava.XXXXXX)
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+fails=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+ok() { echo "ok   $*"; }
+
+# lava-server's device-type templates (base.jinja2, qemu.jinja2), from its
+# package unpacked: the server itself is not needed.
+(cd "$work" && apt-get download lava-server >/dev/null 2>&1) ||
+	{ echo "SKIP: cannot download lava-server's package (apt-get download lava-server)"; exit 77; }
+dpkg-deb -x "$work"/lava-server_*.deb "$work/srv" || { echo "FAIL dpkg-deb -x lava-server"; exit 1; }
+types=$work/srv/usr/share/lava-server/device-types
+[ -f "$types/qemu.jinja2" ] || { echo "FAIL no qemu.jinja2 in lava-server's package"; exit 1; }
+# These machines' /dev/kvm cannot boot a stock kernel (platform.md): TCG.
+cat >"$work/dev.jinja2" <<'EOF'
+{% extends 'qemu.jinja2' %}
+{% set arch = 'amd64' %}
+{% set no_kvm = True %}
+{% set memory = 1024 %}
+EOF
+python3 - "$work" "$types" >"$work/device.yaml" <<'EOF' || { echo "FAIL rendering the device"; exit 1; }
+import sys, jinja2
+env = jinja2.Environment(loader=jinja2.FileSystemLoader([sys.argv[1], sys.argv[2]]))
+print(env.get_template("dev.jinja2").render())
+EOF
+echo 'dispatcher_ip: 127.0.0.1' >"$work/dispatcher.yaml"
+
+# The ramdisk: busybox, pmucanary and the libraries it links.
+rd=$work/rd
+mkdir -p "$rd"/{bin,proc,sys,dev,tmp,etc,lib64,usr/bin}
+cp /bin/busybox "$rd/bin/"
+cp "$bin" "$rd/usr/bin/pmucanary"
+for l in $(ldd "$bin" | grep -o '/[^ ]*'); do
+	mkdir -p "$rd$(dirname "$l")"
+	cp -L "$l" "$rd$l"
+done
+cat >"$rd/init" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin:/usr/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+[ -e /proc/sys/kernel/perf_event_paranoid ] && echo -1 >/proc/sys/kernel/perf_event_paranoid
+exec setsid cttyhack sh -l
+EOF
+chmod +x "$rd/init"
+echo 'PS1="/ # "' >"$rd/etc/profile"
+(cd "$rd" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/ramdisk.cpio.gz"
+
+job() { # NAME EXTRA-ARGS...
+	local name=$1; shift
+	"$bin" lava job --device-type qemu --kernel "file://$kernel" \
+		--ramdisk "file://$work/ramdisk.cpio.gz" --pmucanary-path /usr/bin/pmucanary \
+		--probe-event cpu-clock --probe-event msr/tsc/ --probe-profile perf-3.1 \
+		--timeout 10 --job-name "it-lava-$name" -o "$work/$name.yaml" "$@"
+}
+lava() { # NAME ID: lava-run, its log in NAME.log
+	local start=$SECONDS rc
+	lava-run --job-id "$2" --output-dir "$work/out-$1" --device "$work/device.yaml" \
+		--dispatcher "$work/dispatcher.yaml" "$work/$1.yaml" >"$work/$1.log" 2>&1
+	rc=$?
+	echo "     lava-run $1: exit $rc, $((SECONDS - start)) s"
+}
+
+# 1. the job, as pmucanary writes it
+job good || { fail "lava job exited $?"; exit 1; }
+python3 -c 'import sys, yaml; j = yaml.safe_load(open(sys.argv[1])); assert j["device_type"] == "qemu"; assert [list(a)[0] for a in j["actions"]] == ["deploy", "boot", "test"]' \
+	"$work/good.yaml" && ok "the job is YAML: deploy, boot, test" || fail "the job does not parse or lacks actions"
+lava-run --validate --job-id 90 --output-dir "$work/out-validate" --device "$work/device.yaml" \
+	--dispatcher "$work/dispatcher.yaml" "$work/good.yaml" >"$work/validate.log" 2>&1 &&
+	ok "lava-run --validate accepts it" || { fail "lava-run --validate: $(tail -3 "$work/validate.log")"; }
+
+# 2. run it; collect
+lava good 91
+"$bin" lava collect "$work/good.log" --json "$work/good.json"
+rc=$?
+[ "$rc" = 0 ] && ok "collect: exit 0" || { fail "collect exited $rc"; tail -5 "$work/good.log"; exit 1; }
+cells=$(jq '.cells | length' "$work/good.json")
+[ "$cells" -ge 100 ] && ok "collected $cells cells" || fail "collected $cells cells"
+# every case the job reported, as LAVA recorded it: id, result, units, k
+sed -n 's/^.*"lvl": "results", "msg": \(.*\)}$/\1/p' "$work/good.log" | sed 's/! "/"/g' |
+	jq -r 'select(.definition | endswith("_pmucanary")) | select(.case != "pmucanary-exit")
+	       | "\(.case) \(.result) \(.units) \(.measurement | tonumber | floor)"' | sort >"$work/cases.txt"
+# the same from the collected run.json, through the documented encoding
+jq -r '.cells[] | [.profile, .spec, .outcome, (.k // 0), (.n // 0)] | @tsv' "$work/good.json" |
+	while IFS=$'\t' read -r p s o k n; do
+		id=$(printf '%s__%s' "$(printf %s "$p" | od -An -tx1 -v | tr -d ' \n' | sed 's/../&\n/g' |
+			while read -r h; do [ -n "$h" ] || continue; c=$(printf "\\x$h"); case $c in [A-Za-z0-9.-]) printf %s "$c";; *) printf '_%s' "${h^^}";; esac; done)" \
+			"$(printf %s "$s" | od -An -tx1 -v | tr -d ' \n' | sed 's/../&\n/g' |
+			while read -r h; do [ -n "$h" ] || continue; c=$(printf "\\x$h"); case $c in [A-Za-z0-9.-]) printf %s "$c";; *) printf '_%s' "${h^^}";; esac; done)")
+		case $o in OK|E*) r=pass;; REJECTED|INFRA) r=skip;; *) r=fail;; esac
+		u=$o; [ "$n" != 0 ] && u="$o/$n"
+		echo "$id $r $u $k"
+	done | sort >"$work/cells.txt"
+if [ -s "$work/cases.txt" ] && cmp -s "$work/cases.txt" "$work/cells.txt"; then
+	ok "every cell matches its case ($(wc -l <"$work/cases.txt") cases)"
+else
+	fail "cells and cases differ:"; diff "$work/cases.txt" "$work/cells.txt" | head -10
+fi
+[ "$(jq -r '[.cells[].outcome] | unique | join(",")' "$work/good.json")" = "EINVAL,OK,REJECTED" ] &&
+	ok "outcomes OK, EINVAL, REJECTED" || fail "outcomes: $(jq -c '[.cells[].outcome] | unique' "$work/good.json")"
+[ "$(jq -r .kernel "$work/good.json")" = "$release" ] &&
+	[ "$(jq -r .host.kernel.release "$work/good.json")" = "$release" ] &&
+	jq -e '.host.cpu.vendor and (.host.pmus | length > 0)' "$work/good.json" >/dev/null &&
+	ok "the device's fingerprint: kernel $release, CPU, PMUs" ||
+	fail "fingerprint: $(jq -c '{kernel, k: .host.kernel.release}' "$work/good.json")"
+jq -e '.cells[] | select(.spec == "cpu-clock:u" and .profile == "perf-3.1" and .outcome == "OK")' \
+	"$work/good.json" >/dev/null && ok "cpu-clock:u under perf-3.1 is OK on the device" ||
+	fail "cpu-clock:u: $(jq -c '.cells[] | select(.spec == "cpu-clock:u")' "$work/good.json")"
+
+# 3. matrix merges it with a local probe of the same specs
+"$bin" probe --event cpu-clock --event msr/tsc/ --profile perf-3.1 --json "$work/local.json" >/dev/null
+"$bin" matrix --all "$work/local.json" "$work/good.json" >"$work/matrix.txt" 2>&1
+rc=$?
+[ "$rc" = 0 ] && ok "matrix of the local run and the LAVA device: exit 0" ||
+	fail "matrix exited $rc: $(head -3 "$work/matrix.txt")"
+[ "$(jq '.cells | length' "$work/local.json")" = "$cells" ] && ok "as many cells as the local probe" ||
+	fail "local $(jq '.cells | length' "$work/local.json") vs device $cells cells"
+grep -q "$release" "$work/matrix.txt" && ok "the matrix names the device's kernel" ||
+	fail "the matrix lacks $release"
+"$bin" diff "$work/local.json" "$work/good.json" >"$work/diff.txt"
+rc=$?
+[ "$rc" = 0 ] && ok "diff local -> device: no regression" || fail "diff exited $rc: $(head -5 "$work/diff.txt")"
+
+# 4. a kernel that panics at boot: INFRA, never a verdict
+# no /init to run: "No working init found", a panic (and no panic=-1,
+# platform.md: the reboot would hide it)
+job panic --kernel-args "rdinit=/nonexistent" || fail "lava job (panic) exited $?"
+lava panic 92
+"$bin" lava collect "$work/panic.log" --json "$work/panic.json" 2>"$work/panic.err"
+rc=$?
+[ "$rc" = 125 ] && ok "a kernel panic at boot: collect exits 125 ($(cat "$work/panic.err"))" ||
+	fail "panic job: collect exited $rc"
+[ "$(jq '.cells | length' "$work/panic.json" 2>/dev/null)" = 0 ] &&
+	[ "$(jq -r .lava.verdict "$work/panic.json")" = INFRA ] &&
+	ok "INFRA: no cells, lava.verdict INFRA ($(jq -r '"\(.lava.error_type): \(.lava.error_msg)"' "$work/panic.json"))" ||
+	fail "panic run.json: $(jq -c .lava "$work/panic.json" 2>&1)"
+
+# 5. bad input to both commands
+"$bin" lava job --device-type bogus --kernel "file://$kernel" --ramdisk "file://$work/ramdisk.cpio.gz" \
+	--probe-event cpu-clock >/dev/null 2>"$work/err"
+[ $? = 2 ] && [ "$(wc -l <"$work/err")" = 1 ] && ok "unknown device type: exit 2, one line" || fail "bogus device type"
+head -c 3000 "$work/good.log" >"$work/trunc.log"
+"$bin" lava collect "$work/trunc.log" >/dev/null 2>"$work/err"
+[ $? = 2 ] && grep -q "trunc.log:" "$work/err" && ok "truncated log: exit 2 ($(cat "$work/err"))" ||
+	fail "truncated log: $(cat "$work/err")"
+
+[ "$fails" = 0 ] || { echo "$fails failures"; exit 1; }
+echo "all passed"
