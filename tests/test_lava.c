@@ -354,6 +354,29 @@ static void expect_bad(const char *log, const char *says)
 		fail_msg("'%s' lacks '%s'", pc_errmsg(), says);
 }
 
+/* Against a baseline, an OK cell that now fails is a failing case and a
+ * harm that became an errno passes (fenced). */
+static void test_cases_baseline(void **state)
+{
+	g_autoptr(result_set) base = sample_set();
+	g_autoptr(result_set) now = sample_set();
+	g_autoptr(GString) out = g_string_new(NULL);
+	struct cell *c0 = g_ptr_array_index(now->cells, 0), *c2 = g_ptr_array_index(now->cells, 2);
+	size_t skipped;
+
+	c0->outcome = OUTCOME_EOPNOTSUPP;
+	c2->outcome = OUTCOME_EOPNOTSUPP;
+	c2->k = c2->n = 0;
+	assert_int_equal(lava_cases_format(now, base, NULL, out, &skipped), 0);
+	assert_non_null(strstr(out->str, "\ncase perf-3.6__cpu-clock_3Au fail 0 EOPNOTSUPP\n"));
+	assert_non_null(strstr(out->str, "\ncase perf-3.6__cycles_5Bexclude_5Fguest_2Cprecise_5Fip_3D2_5D pass 0 EOPNOTSUPP\n"));
+	assert_non_null(strstr(out->str, "\ncase perf-3.6__msr_2Ftsc_2F_3Au pass 0 EINVAL\n"));
+	g_string_truncate(out, 0);
+	assert_int_equal(lava_cases_format(base, NULL, NULL, out, &skipped), 0);
+	assert_non_null(strstr(out->str, "\ncase perf-3.6__cycles_5Bexclude_5Fguest_2Cprecise_5Fip_3D2_5D fail 2 GUEST_CRASH/3\n"));
+	assert_int_equal(skipped, 0);
+}
+
 static void test_collect_bad_logs(void **state)
 {
 	g_autoptr(result_set) set = sample_set();
@@ -410,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_job_bad_input),
 		cmocka_unit_test(test_collect_round_trip),
 		cmocka_unit_test(test_collect_failed_boot_is_infra),
+		cmocka_unit_test(test_cases_baseline),
 		cmocka_unit_test(test_collect_bad_logs),
 	};
 
