@@ -75,7 +75,8 @@ int cmd_fleet(int argc, char **argv)
 	int guests = 2, duration = 10, vcpus = 1, memory = 0, interval = 0, timeout = 0, parallel = 0;
 	g_autofree char *guests_opt = NULL, *duration_opt = NULL, *vcpus_opt = NULL;
 	g_autofree char *memory_opt = NULL, *interval_opt = NULL, *timeout_opt = NULL;
-	g_autofree char *parallel_opt = NULL, *selftest_at_opt = NULL;
+	g_autofree char *parallel_opt = NULL, *selftest_at_opt = NULL, *disk_guests_opt = NULL;
+	int disk_guests = 0;
 	gboolean tcg = FALSE, no_work = FALSE;
 	double selftest_at = 1.0;
 	g_autofree char *json_path = NULL, *uri = NULL, *kernel = NULL, *initrd = NULL;
@@ -109,6 +110,9 @@ int cmd_fleet(int argc, char **argv)
 		{ "disk", 0, 0, G_OPTION_ARG_FILENAME, &disk,
 		  "disk guests: boot each on a fresh overlay of this injected image "
 		  "(pmucanary image --inject) with the kernel and initrd taken from it", "OVERLAY" },
+		{ "disk-guests", 0, 0, G_OPTION_ARG_STRING, &disk_guests_opt,
+		  "with --disk, a mixed fleet: the last N of the guests boot the disk, the others "
+		  "the initramfs (--kernel/--initrd or the built one); default all", "N" },
 		{ "keep", 0, 0, G_OPTION_ARG_NONE, &keep_disks,
 		  "with --disk: keep the guests' overlays (<dir of OVERLAY>/<guest>.qcow2)", NULL },
 		{ "selftest-at", 0, 0, G_OPTION_ARG_STRING, &selftest_at_opt,
@@ -137,6 +141,7 @@ int cmd_fleet(int argc, char **argv)
 			     HB_MAX_INTERVAL_MS, &interval) ||
 	    !cli_bounded_int("fleet", "timeout", timeout_opt, 100, 3600000, &timeout) ||
 	    !cli_bounded_int("fleet", "parallel", parallel_opt, 1, 64, &parallel) ||
+	    !cli_bounded_int("fleet", "disk-guests", disk_guests_opt, 1, guests, &disk_guests) ||
 	    !cli_bounded_seconds("fleet", "selftest-at", selftest_at_opt, 0, 3600, &selftest_at))
 		return EXIT_USAGE;
 	if (!kernel != !initrd) {
@@ -163,7 +168,11 @@ int cmd_fleet(int argc, char **argv)
 		fprintf(stderr, "pmucanary fleet: --disk %s\n", pc_errmsg());
 		return EXIT_USAGE;
 	}
-	if (boot && !kernel) {
+	if (disk_guests_opt && !disk) {
+		fprintf(stderr, "pmucanary fleet: --disk-guests needs --disk\n");
+		return EXIT_USAGE;
+	}
+	if (boot && !kernel && (!disk_guests || disk_guests == guests)) {
 		kernel = g_strdup(boot->kernel);
 		initrd = g_strdup(boot->initrd);
 	}
@@ -198,6 +207,11 @@ int cmd_fleet(int argc, char **argv)
 		cfg.disk = boot->overlay;
 		cfg.disk_root = boot->cmdline_root;
 		cfg.keep_disks = keep_disks;
+		cfg.disk_guests = disk_guests;
+		if (disk_guests && disk_guests < guests) {
+			cfg.disk_kernel = boot->kernel;
+			cfg.disk_initrd = boot->initrd ? boot->initrd : "";
+		}
 	}
 	if (fleet_new(&cfg, &f) < 0) {
 		fprintf(stderr, "pmucanary fleet: %s\n", pc_errmsg());

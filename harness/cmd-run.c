@@ -80,7 +80,7 @@ int cmd_run(int argc, char **argv)
 	g_autofree char *label = NULL, *lab_context = NULL;
 	json_t *lab_json = NULL;
 	g_auto(GStrv) bins = NULL;
-	gboolean tcg = FALSE;
+	gboolean tcg = FALSE, keep = FALSE;
 	GOptionEntry entries[] = {
 		{ "resume", 0, 0, G_OPTION_ARG_FILENAME, &resume,
 		  "continue the run in RUN_DIR from its journal (with its own scenario "
@@ -104,6 +104,10 @@ int cmd_run(int argc, char **argv)
 		  "version changed", "PATH" },
 		{ "tcg", 0, 0, G_OPTION_ARG_NONE, &tcg,
 		  "boot guests under TCG even where /dev/kvm exists", NULL },
+		{ "keep", 0, 0, G_OPTION_ARG_NONE, &keep,
+		  "disk guests: keep each guest's overlay of its last incarnation "
+		  "(<dir of the disk>/pmucanary-<run-id>-<n>.qcow2; removed with the guests "
+		  "otherwise)", NULL },
 		{ "kernel-label", 0, 0, G_OPTION_ARG_STRING, &label,
 		  "the kernel name every cell carries instead of the release "
 		  "(`pmucanary lab` passes \"NAME (RELEASE, SHA)\")", "LABEL" },
@@ -177,7 +181,7 @@ int cmd_run(int argc, char **argv)
 		o.progress = show_progress;
 		o.progress_ctx = NULL;
 	}
-	if ((e = runner_fleet_guests(uri, tcg, &guests))) {
+	if ((e = runner_fleet_guests(uri, tcg, keep, &guests))) {
 		fprintf(stderr, "pmucanary run: %s\n", pc_errmsg());
 		json_decref(lab_json);
 		return EXIT_INFRA;

@@ -71,12 +71,14 @@ struct guest {
 	 * it printed in NMI context: resume briefly, then pause again */
 	int64_t flush_until_us;  /* 0: none; >0: pause at this time */
 	bool flush_resume;       /* resume now */
+	bool logs_pulled;        /* a harmed disk guest's own logs are read (once) */
 };
 
 struct fleet {
 	struct fleet_config cfg;
 	char *uri, *run_id, *run_dir, *kernel, *initrd, *extra;
 	char *disk, *disk_root;       /* disk guests (fleet_config) */
+	char *disk_kernel, *disk_initrd;
 	struct fleet_share *shares;   /* deep copy of cfg->shares */
 	virConnectPtr conn;
 	int ev_ids[2];
@@ -155,6 +157,32 @@ char *fleet_guest_disk(const struct fleet_config *cfg, const char *name)
 	return g_strdup_printf("%s/%s.qcow2", dir, name);
 }
 
+bool fleet_guest_is_disk(const struct fleet_config *cfg, unsigned int n)
+{
+	unsigned int nd;
+
+	if (!cfg->disk)
+		return false;
+	nd = cfg->disk_guests ? cfg->disk_guests : cfg->guests;
+	/* the last nd: guest 0 stays an initramfs guest in a mixed fleet */
+	return n + nd >= cfg->guests;
+}
+
+/* What guest n boots: a disk guest its image's kernel on its overlay, an
+ * initramfs guest no disk at all. */
+static struct fleet_config guest_config(const struct fleet_config *cfg, unsigned int n)
+{
+	struct fleet_config c = *cfg;
+
+	if (!fleet_guest_is_disk(cfg, n)) {
+		c.disk = c.disk_root = NULL;
+	} else if (cfg->disk_kernel) {
+		c.kernel = cfg->disk_kernel;
+		c.initrd = cfg->disk_initrd;
+	}
+	return c;
+}
+
 static unsigned long long proc_starttime(pid_t pid)
 {
 	g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
@@ -175,9 +203,11 @@ static unsigned long long proc_starttime(pid_t pid)
 	return st;
 }
 
-static char *domain_xml(const struct fleet_config *cfg, enum fleet_accel accel, const char *cpu_mode,
-			const char *name, const char *console_path, unsigned int n)
+static char *domain_xml(const struct fleet_config *fleet_cfg, enum fleet_accel accel,
+			const char *cpu_mode, const char *name, const char *console_path, unsigned int n)
 {
+	const struct fleet_config guest_cfg = guest_config(fleet_cfg, n);
+	const struct fleet_config *cfg = &guest_cfg;
 	g_autofree char *cmdline = fleet_kernel_cmdline(cfg);
 	g_autofree char *e_name = g_markup_escape_text(name, -1);
 	g_autofree char *e_kernel = g_markup_escape_text(cfg->kernel ? cfg->kernel : "", -1);
@@ -202,10 +232,11 @@ static char *domain_xml(const struct fleet_config *cfg, enum fleet_accel accel, 
 		"  <os>\n"
 		"    <type arch='x86_64' machine='pc'>hvm</type>\n"
 		"    <kernel>%s</kernel>\n"
-		"    <initrd>%s</initrd>\n"
+		"%s%s%s"
 		"    <cmdline>%s</cmdline>\n"
 		"  </os>\n",
-		e_kernel, e_initrd, e_cmd);
+		e_kernel, *e_initrd ? "    <initrd>" : "", e_initrd, *e_initrd ? "</initrd>\n" : "",
+		e_cmd);
 	/* <acpi/> is what makes the isa panic device usable; a nested KVM
 	 * host gets the vPMU so its harness sees a PMU */
 	g_string_append_printf(x, "  <features><acpi/>%s</features>\n",
@@ -773,6 +804,13 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 	}
 	if (access(cfg->kernel, R_OK) < 0 || access(cfg->initrd, R_OK) < 0)
 		return pc_fail(ENOENT, "cannot read %s", access(cfg->kernel, R_OK) < 0 ? cfg->kernel : cfg->initrd);
+	if (cfg->disk_guests && (!cfg->disk || cfg->disk_guests > cfg->guests))
+		return pc_fail(EINVAL, "%u disk guests: %s", cfg->disk_guests,
+			       cfg->disk ? "more than the fleet's guests" : "no disk given");
+	if (cfg->disk && cfg->disk_kernel && (access(cfg->disk_kernel, R_OK) < 0 ||
+	    (cfg->disk_initrd && *cfg->disk_initrd && access(cfg->disk_initrd, R_OK) < 0)))
+		return pc_fail(ENOENT, "cannot read %s", access(cfg->disk_kernel, R_OK) < 0
+			       ? cfg->disk_kernel : cfg->disk_initrd);
 	if (g_mkdir_with_parents(cfg->run_dir, 0755) < 0)
 		return pc_fail(errno, "cannot create %s: %s", cfg->run_dir, g_strerror(errno));
 
@@ -788,6 +826,11 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 	f->disk_root = g_strdup(cfg->disk_root);
 	f->cfg.disk = f->disk;
 	f->cfg.disk_root = f->disk_root;
+	f->disk_kernel = cfg->disk_kernel ? g_canonicalize_filename(cfg->disk_kernel, NULL) : NULL;
+	f->disk_initrd = cfg->disk_initrd && *cfg->disk_initrd
+		? g_canonicalize_filename(cfg->disk_initrd, NULL) : g_strdup(cfg->disk_initrd);
+	f->cfg.disk_kernel = f->disk_kernel;
+	f->cfg.disk_initrd = f->disk_initrd;
 	f->cfg.uri = f->uri;
 	f->cfg.run_id = f->run_id;
 	f->cfg.run_dir = f->run_dir;
@@ -847,7 +890,8 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 	if (virt_on_close(f->conn, conn_closed, f) == 0)
 		f->close_cb = true;
 	f->monitor = g_thread_new("fleet-monitor", monitor_main, f);
-	pc_info("fleet %s: %u guests, accel %s, uri %s", f->run_id, f->n,
+	pc_info("fleet %s: %u guests (%u on disk), accel %s, uri %s", f->run_id, f->n,
+		f->disk ? (f->cfg.disk_guests ? f->cfg.disk_guests : f->n) : 0,
 		fleet_accel_name(f->accel), f->uri);
 	*out = f;
 	return 0;
@@ -862,7 +906,7 @@ static int guest_disk_fresh(struct fleet *f, struct guest *g)
 {
 	g_autofree char *disk = fleet_guest_disk(&f->cfg, g->name);
 
-	if (!disk)
+	if (!fleet_guest_is_disk(&f->cfg, g->idx))
 		return 0;
 	unlink(disk);
 	return inject_overlay_create(f->cfg.disk, disk);
@@ -892,6 +936,7 @@ static int guest_boot(struct fleet *f, struct guest *g)
 	g->stopping = false;
 	g->gone = false;
 	g->st_hup = false;
+	g->logs_pulled = false;
 	g_mutex_unlock(&f->lock);
 
 	/* QEMU (user libvirt-qemu) may open the console file itself */
@@ -1003,12 +1048,13 @@ static void guest_stop(struct fleet *f, struct guest *g)
 	if (dom && !lost && virt_domain_destroy(dom) < 0)
 		pc_warn("%s: %s", g->name, pc_errmsg());
 	virt_domain_free(dom);
-	if (f->cfg.disk) {
+	if (fleet_guest_is_disk(&f->cfg, g->idx)) {
 		g_autofree char *disk = fleet_guest_disk(&f->cfg, g->name);
 		bool harmed;
 
 		g_mutex_lock(&f->lock);
-		harmed = g->harm != NULL;
+		harmed = g->harm != NULL && !g->logs_pulled;
+		g->logs_pulled |= harmed;
 		g_mutex_unlock(&f->lock);
 		if (harmed)
 			guest_pull_logs(f, g, disk);
@@ -1019,6 +1065,27 @@ static void guest_stop(struct fleet *f, struct guest *g)
 	if (g->state != GUEST_STATE_INFRA)
 		g->state = GUEST_STATE_OFF;
 	g_mutex_unlock(&f->lock);
+}
+
+int fleet_stop_harmed_disks(struct fleet *f)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < f->n; i++) {
+		struct guest *g = &f->g[i];
+		bool harmed;
+
+		if (!fleet_guest_is_disk(&f->cfg, i))
+			continue;
+		g_mutex_lock(&f->lock);
+		harmed = g->harm != NULL && g->dom != NULL;
+		g_mutex_unlock(&f->lock);
+		if (harmed) {
+			guest_stop(f, g);
+			n++;
+		}
+	}
+	return (int)n;
 }
 
 int fleet_stop(struct fleet *f)
@@ -1068,6 +1135,8 @@ void fleet_free(struct fleet *f)
 	g_free(f->extra);
 	g_free(f->disk);
 	g_free(f->disk_root);
+	g_free(f->disk_kernel);
+	g_free(f->disk_initrd);
 	for (size_t i = 0; f->shares && i < f->cfg.share_count; i++) {
 		g_free((char *)f->shares[i].source);
 		g_free((char *)f->shares[i].tag);
@@ -1284,6 +1353,7 @@ int fleet_guest_status(struct fleet *f, unsigned int i, struct fleet_guest_statu
 	s->lab_code = g->hb.lab_code;
 	s->lab_us = g->hb.lab_us;
 	s->started_s = g->started_us ? rel_s(f, g->started_us) : -1;
+	s->disk = fleet_guest_is_disk(&f->cfg, i);
 	g_mutex_unlock(&f->lock);
 	return 0;
 }
@@ -1302,6 +1372,8 @@ json_t *fleet_json(struct fleet *f)
 		json_t *rej = json_object();
 
 		json_object_set_new(jg, "name", json_string(g->name));
+		json_object_set_new(jg, "boot",
+				    json_string(fleet_guest_is_disk(&f->cfg, i) ? "disk" : "initramfs"));
 		json_object_set_new(jg, "state", json_string(guest_state_name(g->state)));
 		json_object_set_new(jg, "first_heartbeat_s",
 				    g->first_hb_s >= 0 ? json_real(g->first_hb_s) : json_null());

@@ -106,7 +106,13 @@ struct fleet_config {
 	 * removed when the guest stops unless keep_disks. */
 	const char *disk;         /* an injected overlay; NULL: initramfs guests */
 	const char *disk_root;    /* its root= word, e.g. "root=UUID=..." */
-	bool keep_disks;
+	/* A mixed fleet: the last disk_guests guests are disk guests (0: every
+	 * guest when disk is set), the others initramfs guests on kernel and
+	 * initrd. Disk guests boot disk_kernel and disk_initrd (NULL: kernel
+	 * and initrd; "" initrd: none). */
+	unsigned int disk_guests;
+	const char *disk_kernel, *disk_initrd;
+	bool keep_disks;          /* the last incarnation's overlays stay */
 };
 
 enum guest_state {
@@ -147,6 +153,7 @@ struct fleet_guest_status {
 	unsigned int lab_code;
 	int64_t lab_us;       /* monotonic time it arrived, 0: none */
 	double started_s;     /* this incarnation's start, since fleet_new() */
+	bool disk;            /* a disk guest (else an initramfs guest) */
 };
 
 struct fleet;
@@ -190,14 +197,20 @@ int fleet_wait_heartbeats(struct fleet *f, unsigned int count, unsigned int time
 /* Destroys guest i and boots it again (clears HARMED); waits for its first
  * heartbeat. -EIO (and an INFRA verdict) when it does not come up. */
 int fleet_restart_guest(struct fleet *f, unsigned int i);
+/* Stops every harmed disk guest now (its overlay is locked while QEMU
+ * runs), which reads its own logs into its verdict's evidence: call before
+ * reading the verdicts that a cell keeps. fleet_restart_guest() boots it
+ * again. Returns how many were stopped. */
+int fleet_stop_harmed_disks(struct fleet *f);
 /* Sends one host->guest line (lib/hbproto.h), e.g. "selftest panic". */
 int fleet_send_command(struct fleet *f, unsigned int i, const char *line);
 int fleet_guest_status(struct fleet *f, unsigned int i, struct fleet_guest_status *st);
 /* Domain name of guest i (static for the fleet's life). */
 const char *fleet_guest_name(const struct fleet *f, unsigned int i);
 
-/* {"guests": [{"name","state","first_heartbeat_s","verdicts":[{"kind","t_s",
- * "evidence"}]}], "accel": "kvm"|"tcg", "limitations": [...]} */
+/* {"guests": [{"name","boot":"initramfs"|"disk","state","first_heartbeat_s",
+ * "verdicts":[{"kind","t_s","evidence"}]}], "accel": "kvm"|"tcg",
+ * "limitations": [...]} */
 json_t *fleet_json(struct fleet *f);
 
 /* The domain XML for guest n (exposed for the unit tests). */
@@ -205,6 +218,8 @@ char *fleet_domain_xml(const struct fleet_config *cfg, enum fleet_accel accel,
 		       const char *name, const char *console_path, unsigned int n);
 /* Disk guests: the per-guest overlay of guest name (NULL without a disk). */
 char *fleet_guest_disk(const struct fleet_config *cfg, const char *name);
+/* Whether guest n boots the disk (cfg.disk, cfg.disk_guests). */
+bool fleet_guest_is_disk(const struct fleet_config *cfg, unsigned int n);
 /* The kernel command line the guests get. */
 char *fleet_kernel_cmdline(const struct fleet_config *cfg);
 

@@ -1297,6 +1297,7 @@ out:
 struct fleet_guests {
 	char *uri;
 	bool tcg;
+	bool keep_disks;
 	struct fleet *f;
 	uint64_t mark;
 	unsigned int hb_timeout_ms;
@@ -1324,13 +1325,15 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 	struct fleet_config cfg = { 0 };
 	const char *kernel = s->kernel, *initrd = s->initrd;
 	g_autoptr(inject_boot) boot = NULL;
+	bool mixed = s->disk_guests && s->disk_guests < s->guests;
 	int e;
 
-	/* Disk guests boot the kernel and initrd copied out of their image. */
+	/* Disk guests boot the kernel and initrd copied out of their image; in
+	 * a fleet of disk guests only, the scenario's kernel may replace it. */
 	if (s->disk && s->disk[0]) {
 		if ((e = inject_boot_load(s->disk, &boot)))
 			return e;
-		if (!kernel[0]) {
+		if (!kernel[0] && !mixed) {
 			kernel = boot->kernel;
 			initrd = boot->initrd ? boot->initrd : "";
 		}
@@ -1361,6 +1364,12 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 	if (boot) {
 		cfg.disk = boot->overlay;
 		cfg.disk_root = boot->cmdline_root;
+		cfg.disk_guests = s->disk_guests;
+		cfg.keep_disks = fg->keep_disks;
+		if (mixed) {
+			cfg.disk_kernel = boot->kernel;
+			cfg.disk_initrd = boot->initrd ? boot->initrd : "";
+		}
 	}
 	fg->hb_timeout_ms = s->heartbeat_timeout_ms;
 	fleet_signals_install();
@@ -1408,6 +1417,8 @@ static int fg_judge(void *ctx, enum outcome *o, json_t **verdicts)
 	healthy = fleet_wait_heartbeats(fg->f, 2, fg->hb_timeout_ms * 2 + 2000);
 	if (healthy == -EIO)
 		healthy = 0; /* verdicts: collected below */
+	/* a harmed disk guest's own logs belong in the evidence kept below */
+	fleet_stop_harmed_disks(fg->f);
 	if ((e = fleet_verdicts_since(fg->f, fg->mark, &vs)))
 		return e;
 	*o = OUTCOME_OK;
@@ -1516,12 +1527,13 @@ static void fg_stop(void *ctx)
 	fg->f = NULL;
 }
 
-int runner_fleet_guests(const char *uri, bool tcg, struct runner_guests *out)
+int runner_fleet_guests(const char *uri, bool tcg, bool keep_disks, struct runner_guests *out)
 {
 	struct fleet_guests *fg = g_new0(struct fleet_guests, 1);
 
 	fg->uri = g_strdup(uri);
 	fg->tcg = tcg;
+	fg->keep_disks = keep_disks;
 	*out = (struct runner_guests){ fg, fg_start, fg_mark, fg_judge, fg_restart,
 				       fg_selftest, fg_stop, fg_health };
 	return 0;

@@ -72,8 +72,9 @@ struct runner_progress {
 };
 
 /* The real guests: a libvirt fleet on uri (NULL: qemu:///system), under
- * TCG when tcg or when /dev/kvm is missing. Connects lazily in start(). */
-int runner_fleet_guests(const char *uri, bool tcg, struct runner_guests *out);
+ * TCG when tcg or when /dev/kvm is missing. Connects lazily in start().
+ * keep_disks: disk guests' overlays stay after the run (run --keep). */
+int runner_fleet_guests(const char *uri, bool tcg, bool keep_disks, struct runner_guests *out);
 void runner_fleet_guests_free(struct runner_guests *g);
 
 struct runner_opts {

@@ -121,8 +121,12 @@ static const struct key_def keys[] = {
 	{ { "fleet", "initrd", SCENARIO_TYPE_PATH, "",
 	    "guest initramfs; empty: the one `pmucanary image` built" }, OFF(initrd), 0, 0 },
 	{ { "fleet", "disk", SCENARIO_TYPE_PATH, "",
-	    "disk guests: an overlay `pmucanary image --inject` wrote (its kernel and initrd "
-	    "unless kernel is given); empty: initramfs guests" }, OFF(disk), 0, 0 },
+	    "disk guests: an overlay `pmucanary image --inject` wrote; they boot its kernel and "
+	    "initrd (in a fleet of disk guests only, kernel overrides it); empty: initramfs guests" },
+	  OFF(disk), 0, 0 },
+	{ { "fleet", "disk_guests", SCENARIO_TYPE_UINT, "0",
+	    "a mixed fleet: how many of the guests boot the disk (the last ones; the others are "
+	    "initramfs guests); 0: all of them when disk is given" }, OFF(disk_guests), 0, 64 },
 	{ { "fleet", "heartbeat", SCENARIO_TYPE_DURATION, "500ms",
 	    "interval between guest heartbeats" }, OFF(heartbeat_ms), 10, 60000 },
 	{ { "fleet", "heartbeat_timeout", SCENARIO_TYPE_DURATION, "10s",
@@ -604,6 +608,12 @@ int scenario_load_data(const char *path, const char *text, struct scenario **out
 	}
 
 	/* Checks across keys, reported at the later key. */
+	if (s->disk_guests > s->guests)
+		return bad_value(path, text, key_find("fleet", "disk_guests"),
+				 "%u is more than guests (%u)", s->disk_guests, s->guests);
+	if (s->disk_guests && !s->disk[0])
+		return bad_value(path, text, key_find("fleet", "disk_guests"),
+				 "needs disk = an injected overlay");
 	if (s->heartbeat_timeout_ms <= s->heartbeat_ms)
 		return bad_value(path, text, key_find("fleet", "heartbeat_timeout"),
 				 "must be longer than heartbeat (%ums)", s->heartbeat_ms);
@@ -661,6 +671,8 @@ json_t *scenario_to_json(const struct scenario *s)
 	json_object_set_new(fleet, "memory_mib", json_integer(s->memory_mib));
 	json_object_set_new(fleet, "kernel", json_string(s->kernel ? s->kernel : ""));
 	json_object_set_new(fleet, "initrd", json_string(s->initrd ? s->initrd : ""));
+	json_object_set_new(fleet, "disk", json_string(s->disk ? s->disk : ""));
+	json_object_set_new(fleet, "disk_guests", json_integer(s->disk_guests));
 	json_object_set_new(fleet, "heartbeat_ms", json_integer(s->heartbeat_ms));
 	json_object_set_new(fleet, "heartbeat_timeout_ms", json_integer(s->heartbeat_timeout_ms));
 	json_object_set_new(fleet, "boot_timeout_ms", json_integer(s->boot_timeout_ms));

@@ -45,6 +45,7 @@ struct scenario {
 	char *initrd;           /* "" = the default initramfs */
 	char *disk;             /* "" = initramfs guests; else disk guests on this
 				 * injected overlay (lib/inject.h) */
+	unsigned int disk_guests;       /* of guests, the disk guests; 0: all when disk */
 	unsigned int heartbeat_ms;
 	unsigned int heartbeat_timeout_ms;
 	unsigned int boot_timeout_ms;   /* 0: the fleet's default for its accel */

@@ -205,6 +205,36 @@ static void test_disk_guest_xml(void **state)
 	assert_null(fleet_guest_disk(&cfg, "pmucanary-r-0"));
 }
 
+/* A mixed fleet: the last disk_guests guests boot the image's kernel on
+ * their overlays, the others the initramfs with no disk. */
+static void test_mixed_fleet_xml(void **state)
+{
+	struct fleet_config cfg = { .guests = 3, .kernel = "/k", .initrd = "/i", .run_id = "r",
+				    .disk = "/var/tmp/x/base.qcow2", .disk_root = "root=UUID=abc",
+				    .disk_guests = 1, .disk_kernel = "/dk", .disk_initrd = "" };
+	const char *names[] = { "pmucanary-r-0", "pmucanary-r-1", "pmucanary-r-2" };
+
+	(void)state;
+	for (unsigned int n = 0; n < 3; n++) {
+		g_autofree char *xml = fleet_domain_xml(&cfg, FLEET_ACCEL_TCG, names[n], "/c", n);
+		bool disk = n == 2;
+
+		assert_int_equal(fleet_guest_is_disk(&cfg, n), disk);
+		assert_int_equal(strstr(xml, "<disk") != NULL, disk);
+		assert_int_equal(strstr(xml, "root=UUID=abc") != NULL, disk);
+		assert_non_null(strstr(xml, disk ? "<kernel>/dk</kernel>" : "<kernel>/k</kernel>"));
+		/* the image's kernel needs no initrd here: none in the XML */
+		assert_int_equal(strstr(xml, "<initrd>/i</initrd>") != NULL, !disk);
+		assert_null(strstr(xml, "<initrd></initrd>"));
+	}
+	/* disk_guests 0: every guest boots the disk, as before mixed fleets */
+	cfg.disk_guests = 0;
+	for (unsigned int n = 0; n < 3; n++)
+		assert_true(fleet_guest_is_disk(&cfg, n));
+	cfg.disk = NULL;
+	assert_false(fleet_guest_is_disk(&cfg, 2));
+}
+
 /* A product name or module file that is not UTF-8 (an old image's
  * os-release in Latin-1) still gives a manifest, the bytes as \xNN. */
 static void test_report_json_not_utf8(void **state)
@@ -262,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_precheck),
 		cmocka_unit_test(test_boot_load),
 		cmocka_unit_test(test_disk_guest_xml),
+		cmocka_unit_test(test_mixed_fleet_xml),
 	};
 
 	log_set_level(LOG_ERROR);

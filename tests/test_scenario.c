@@ -161,6 +161,9 @@ static const struct {
 	{ "unknown-section.ini", ":3: [loda]: unknown section (expected scenario, fleet, sweep or load)" },
 	{ "unknown-key.ini", ":2: [fleet] guest: unknown key" },
 	{ "bad-uint.ini", ":2: [fleet] guests: expected an integer from 1 to 64, not '0'" },
+	/* a mixed fleet needs a disk and at most guests disk guests */
+	{ "disk-guests-too-many.ini", ":3: [fleet] disk_guests: 2 is more than guests (1)" },
+	{ "disk-guests-no-disk.ini", ":3: [fleet] disk_guests: needs disk = an injected overlay" },
 	{ "bad-bool.ini", ":3: [sweep] raw_excludes: expected true or false, not 'maybe'" },
 	{ "bad-memory.ini", ":2: [fleet] memory: expected a size like 256M or 1G, not 'lots'" },
 	{ "key-outside.ini", ":1: guests: key outside any section" },
