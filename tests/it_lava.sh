@@ -83,6 +83,9 @@ job() { # NAME EXTRA-ARGS...
 		--probe-event cpu-clock --probe-event msr/tsc/ --probe-profile perf-3.1 \
 		--timeout 10 --job-name "it-lava-$name" -o "$work/$name.yaml" "$@"
 }
+# lava-run keeps a job's files under /var/lib/lava/dispatcher/tmp/ID: ids
+# of this run only, so that two runs of this suite stay apart.
+id0=$(( ($$ % 100000) * 10 + 1000000 ))
 lava() { # NAME ID: lava-run, its log in NAME.log
 	local start=$SECONDS rc
 	lava-run --job-id "$2" --output-dir "$work/out-$1" --device "$work/device.yaml" \
@@ -95,12 +98,12 @@ lava() { # NAME ID: lava-run, its log in NAME.log
 job good || { fail "lava job exited $?"; exit 1; }
 python3 -c 'import sys, yaml; j = yaml.safe_load(open(sys.argv[1])); assert j["device_type"] == "qemu"; assert [list(a)[0] for a in j["actions"]] == ["deploy", "boot", "test"]' \
 	"$work/good.yaml" && ok "the job is YAML: deploy, boot, test" || fail "the job does not parse or lacks actions"
-lava-run --validate --job-id 90 --output-dir "$work/out-validate" --device "$work/device.yaml" \
+lava-run --validate --job-id $id0 --output-dir "$work/out-validate" --device "$work/device.yaml" \
 	--dispatcher "$work/dispatcher.yaml" "$work/good.yaml" >"$work/validate.log" 2>&1 &&
 	ok "lava-run --validate accepts it" || { fail "lava-run --validate: $(tail -3 "$work/validate.log")"; }
 
 # 2. run it; collect
-lava good 91
+lava good $((id0 + 1))
 "$bin" lava collect "$work/good.log" --json "$work/good.json"
 rc=$?
 [ "$rc" = 0 ] && ok "collect: exit 0" || { fail "collect exited $rc"; tail -5 "$work/good.log"; exit 1; }
@@ -155,7 +158,7 @@ rc=$?
 # no /init to run: "No working init found", a panic (and no panic=-1,
 # platform.md: the reboot would hide it)
 job panic --kernel-args "rdinit=/nonexistent" || fail "lava job (panic) exited $?"
-lava panic 92
+lava panic $((id0 + 2))
 "$bin" lava collect "$work/panic.log" --json "$work/panic.json" 2>"$work/panic.err"
 rc=$?
 [ "$rc" = 125 ] && ok "a kernel panic at boot: collect exits 125 ($(cat "$work/panic.err"))" ||
@@ -165,7 +168,20 @@ rc=$?
 	ok "INFRA: no cells, lava.verdict INFRA ($(jq -r '"\(.lava.error_type): \(.lava.error_msg)"' "$work/panic.json"))" ||
 	fail "panic run.json: $(jq -c .lava "$work/panic.json" 2>&1)"
 
-# 5. bad input to both commands
+# 5. the tarball --pmucanary-url fetches runs pmucanary without the
+# host's libraries in the way (a device has its own libc, or none)
+top=${PMUCANARY_TOP:-.}
+if bash "$top/guest-images/lava-bundle.sh" "$bin" "$work/pc.tgz" >/dev/null &&
+	mkdir "$work/dev" && tar -C "$work/dev" -xzf "$work/pc.tgz" &&
+	env -i "$work/dev/pmucanary-lava/pmucanary" lava cases "$work/good.json" >"$work/bundle.txt"; then
+	[ "$(grep -c '^case ' "$work/bundle.txt")" = "$cells" ] &&
+		ok "lava-bundle.sh: the bundled pmucanary prints every case" ||
+		fail "the bundled pmucanary printed $(grep -c '^case ' "$work/bundle.txt") cases"
+else
+	fail "lava-bundle.sh or its launcher failed"
+fi
+
+# 6. bad input to both commands
 "$bin" lava job --device-type bogus --kernel "file://$kernel" --ramdisk "file://$work/ramdisk.cpio.gz" \
 	--probe-event cpu-clock >/dev/null 2>"$work/err"
 [ $? = 2 ] && [ "$(wc -l <"$work/err")" = 1 ] && ok "unknown device type: exit 2, one line" || fail "bogus device type"
