@@ -34,7 +34,14 @@ BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 # The guest agent is static and depends only on lib/hbproto.h.
 AGENT    := $(BUILD)/guest-images/pmucanary-agent
 
-all: $(BUILD)/pmucanary $(AGENT)
+# `kernel = small` runs kernel-build.sh on the fragment beside the binary.
+SMALLK   := $(BUILD)/guest-images/kernel-build.sh $(BUILD)/guest-images/kconfig/guest-small.config
+
+all: $(BUILD)/pmucanary $(AGENT) $(SMALLK)
+
+$(BUILD)/guest-images/%: guest-images/%
+	@mkdir -p $(dir $@)
+	cp -p $< $@
 
 $(BUILD)/%.o: %.c $(wildcard lib/*.h harness/*.h)
 	@mkdir -p $(dir $@)

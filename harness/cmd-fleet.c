@@ -78,6 +78,7 @@ int cmd_fleet(int argc, char **argv)
 	g_autofree char *parallel_opt = NULL, *selftest_at_opt = NULL, *disk_guests_opt = NULL;
 	int disk_guests = 0;
 	gboolean tcg = FALSE, no_work = FALSE;
+	const char *kernel_from = NULL; /* NULL: as given, the disk's or the distribution's */
 	double selftest_at = 1.0;
 	g_autofree char *json_path = NULL, *uri = NULL, *kernel = NULL, *initrd = NULL;
 	g_autofree char *run_dir = NULL, *run_id = NULL;
@@ -94,7 +95,9 @@ int cmd_fleet(int argc, char **argv)
 		{ "tcg", 0, 0, G_OPTION_ARG_NONE, &tcg, "force TCG even where KVM works", NULL },
 		{ "vcpus", 0, 0, G_OPTION_ARG_STRING, &vcpus_opt, "vCPUs per guest, 1..64 (1)", "N" },
 		{ "memory", 0, 0, G_OPTION_ARG_STRING, &memory_opt, "MiB per guest, 64..1048576 (192)", "MIB" },
-		{ "kernel", 0, 0, G_OPTION_ARG_FILENAME, &kernel, "guest kernel (with --initrd)", "K" },
+		{ "kernel", 0, 0, G_OPTION_ARG_FILENAME, &kernel,
+		  "guest kernel (with --initrd), or small: the small guest kernel, built once and "
+		  "cached (with its initramfs unless --initrd is given)", "K" },
 		{ "initrd", 0, 0, G_OPTION_ARG_FILENAME, &initrd, "guest initramfs (with --kernel)", "I" },
 		{ "interval", 0, 0, G_OPTION_ARG_STRING, &interval_opt,
 		  "heartbeat interval, ms, 10..10000 (100)", "MS" },
@@ -144,6 +147,27 @@ int cmd_fleet(int argc, char **argv)
 	    !cli_bounded_int("fleet", "disk-guests", disk_guests_opt, 1, guests, &disk_guests) ||
 	    !cli_bounded_seconds("fleet", "selftest-at", selftest_at_opt, 0, 3600, &selftest_at))
 		return EXIT_USAGE;
+	if (kernel && !strcmp(kernel, IMAGE_SMALL_KERNEL)) {
+		g_autofree char *small = NULL;
+
+		if (image_small_kernel(&small) < 0) {
+			fprintf(stderr, "pmucanary fleet: --kernel small: %s\n", pc_errmsg());
+			return EXIT_INFRA;
+		}
+		g_free(kernel);
+		kernel = g_steal_pointer(&small);
+		kernel_from = "small";
+		if (!initrd) {
+			/* everything the guest needs is built into the small kernel */
+			struct image_options opt = { .kernel = kernel, .modules = image_no_modules };
+
+			if (image_build(&opt, &img) < 0) {
+				fprintf(stderr, "pmucanary fleet: guest image: %s\n", pc_errmsg());
+				return EXIT_INFRA;
+			}
+			initrd = g_strdup(img->initrd_path);
+		}
+	}
 	if (!kernel != !initrd) {
 		fprintf(stderr, "pmucanary fleet: --kernel needs --initrd and --initrd needs --kernel\n");
 		return EXIT_USAGE;
@@ -269,6 +293,11 @@ int cmd_fleet(int argc, char **argv)
 	}
 	if (json_path) {
 		json_t *j = fleet_json(f);
+
+		/* which guest kernel ran */
+		json_object_set_new(j, "guest_kernel", json_pack("{s:s,s:s}", "source",
+			kernel_from ? kernel_from : img ? "distribution" : boot ? "disk" : "given",
+			"path", kernel));
 		char *text = json_dumps(j, JSON_INDENT(2));
 		g_autofree char *doc = text ? g_strconcat(text, "\n", NULL) : NULL;
 

@@ -207,6 +207,108 @@ char *image_default_agent(void)
 	return g_build_filename(dir, "guest-images", "pmucanary-agent", NULL);
 }
 
+const char *const image_no_modules[] = { NULL };
+
+const struct image_guest_need image_guest_needs[] = {
+	{ "VIRTIO_PCI", "the heartbeat port's virtio-serial controller is a PCI device" },
+	{ "VIRTIO_CONSOLE", "the heartbeat port (/sys/class/virtio-ports)" },
+	{ "PVPANIC_MMIO", "binds the isa panic device: a panic is GUEST_CRASH, not a hang" },
+	{ "ACPI", "the isa panic device is found through ACPI (QEMU0001)" },
+	{ "SERIAL_8250_CONSOLE", "the console log the fleet keeps as evidence" },
+	{ "BLK_DEV_INITRD", "the agent is the initramfs's /init" },
+	{ "RD_GZIP", "the initramfs is gzip-compressed" },
+	{ "DEVTMPFS", "/dev/console, /dev/kmsg and the port's device node" },
+	{ "PROC_SYSCTL", "/proc/sys/kernel/random/boot_id (the heartbeat's boot id)" },
+	{ "SYSFS", "/sys/class/virtio-ports/*/name finds the port" },
+	{ "MAGIC_SYSRQ", "the crash and reboot self-tests (/proc/sysrq-trigger)" },
+	{ "FUTEX", "the agent's threads (static glibc pthreads)" },
+	{ "SMP", "one busy worker per vCPU" },
+	{ "PERF_EVENTS", "perf events in guest context" },
+	{ "SOFTLOCKUP_DETECTOR", "a kernel lockup panics (softlockup_panic=1) instead of a silent hang" },
+	{ "DETECT_HUNG_TASK", "a hung task panics (hung_task_panic=1)" },
+	{ NULL, NULL }
+};
+
+unsigned int image_guest_config_lacks(const char *text, GPtrArray **missing)
+{
+	g_autoptr(GHashTable) set = g_hash_table_new(g_str_hash, g_str_equal);
+	g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
+	g_autoptr(GPtrArray) m = g_ptr_array_new_with_free_func(g_free);
+
+	for (char **l = lines; *l; l++)
+		if (g_str_has_prefix(*l, "CONFIG_") && g_str_has_suffix(*l, "=y"))
+			g_hash_table_add(set, *l);
+	for (const struct image_guest_need *n = image_guest_needs; n->option; n++) {
+		g_autofree char *line = g_strdup_printf("CONFIG_%s=y", n->option);
+
+		if (!g_hash_table_contains(set, line))
+			g_ptr_array_add(m, g_strdup_printf("CONFIG_%s is not =y (%s)", n->option, n->why));
+	}
+	if (missing)
+		*missing = g_ptr_array_ref(m);
+	return m->len;
+}
+
+int image_small_kernel(char **path)
+{
+	g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+	g_autofree char *dir = NULL, *script = NULL, *frag = NULL, *root = NULL, *cache = NULL;
+	g_autofree char *out = NULL, *err = NULL;
+	g_autoptr(GError) gerr = NULL;
+	int status = 0;
+
+	if (!exe)
+		return pc_fail(ENOENT, "small guest kernel: cannot read /proc/self/exe");
+	dir = g_path_get_dirname(exe);
+	script = g_build_filename(dir, "guest-images", "kernel-build.sh", NULL);
+	frag = g_build_filename(dir, "guest-images", "kconfig", "guest-small.config", NULL);
+	if (access(script, R_OK) < 0 || access(frag, R_OK) < 0)
+		return pc_fail(ENOENT, "small guest kernel: no %s or %s (make all puts them "
+			       "beside pmucanary)", script, frag);
+	root = image_cache_root();
+	cache = g_build_filename(root, "kernels", NULL);
+	const char *argv[] = { "bash", script, "--cache", cache, frag, NULL };
+
+	pc_info("small guest kernel: kernel-build.sh %s (a cache hit is instant; a cold "
+		"build takes minutes)", frag);
+	if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err,
+			  &status, &gerr))
+		return pc_fail(EIO, "small guest kernel: cannot run bash: %s", gerr->message);
+	if (!g_spawn_check_wait_status(status, NULL)) {
+		/* kernel-build.sh ends with its reason ("error: ...") */
+		g_auto(GStrv) lines = g_strsplit(g_strstrip(err), "\n", -1);
+		guint n = g_strv_length(lines);
+
+		return pc_fail(EIO, "small guest kernel: %s failed: %s", script,
+			       n ? lines[n - 1] : "no message");
+	}
+	g_strstrip(out);
+	if (!*out || strchr(out, '\n'))
+		return pc_fail(EIO, "small guest kernel: %s printed no single path", script);
+	if (image_kernel_check(out, "small guest kernel") < 0)
+		return -EIO;
+	/* kernel-build.sh keeps the final .config beside the bzImage: a
+	 * fragment edited without what the agent needs fails here, not as a
+	 * guest that never sends a heartbeat */
+	{
+		g_autofree char *kdir = g_path_get_dirname(out);
+		g_autofree char *cfg_path = g_build_filename(kdir, "config", NULL);
+		g_autofree char *cfg = NULL;
+		g_autoptr(GPtrArray) lacks = NULL;
+
+		if (!g_file_get_contents(cfg_path, &cfg, NULL, NULL))
+			return pc_fail(EIO, "small guest kernel: no %s beside it", cfg_path);
+		if (image_guest_config_lacks(cfg, &lacks)) {
+			g_ptr_array_add(lacks, NULL);
+			g_autofree char *all = g_strjoinv("; ", (char **)lacks->pdata);
+
+			return pc_fail(EIO, "small guest kernel %s lacks: %s", out, all);
+		}
+	}
+	*path = g_steal_pointer(&out);
+	return 0;
+}
+
 char *image_cache_root(void)
 {
 	const char *env = getenv("PMUCANARY_CACHE_DIR");

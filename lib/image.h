@@ -107,6 +107,32 @@ void image_remove_tree(const char *path);
 /* <image_cache_root()>/images. */
 char *image_default_cache_dir(void);
 
+/* The small guest kernel: what `[fleet] kernel = small` and `--kernel
+ * small` name (a file called "small" is given as ./small). */
+#define IMAGE_SMALL_KERNEL "small"
+/* No module names: for a kernel with everything built in (small, lab). */
+extern const char *const image_no_modules[];
+/* Builds, or finds in <image_cache_root()>/kernels, the small guest kernel:
+ * guest-images/kernel-build.sh with guest-images/kconfig/guest-small.config,
+ * both beside the pmucanary binary (the Makefile copies them there).
+ * A cache hit takes well under a second; a cold build several minutes
+ * (told through pc_info first). Sets *path (the cached bzImage) and returns
+ * 0, or -ENOENT (script or fragment missing) / -EIO (the build failed,
+ * with the last line kernel-build.sh printed). */
+int image_small_kernel(char **path);
+
+/* What a guest kernel without modules must have built in (=y) for the agent
+ * and the fleet: option without "CONFIG_", and why. Ends with option NULL. */
+struct image_guest_need {
+	const char *option;
+	const char *why;
+};
+extern const struct image_guest_need image_guest_needs[];
+/* Checks a .config (or a config fragment: the same line format) held in
+ * text against image_guest_needs[]. Returns the number of needs that lack,
+ * and sets *missing (when not NULL) to lines "CONFIG_X is not =y (why)". */
+unsigned int image_guest_config_lacks(const char *text, GPtrArray **missing);
+
 /* Resolves names (NULL-terminated) against <modules_dir>/modules.dep into
  * *paths (char *, relative to modules_dir), dependencies first, each once.
  * Names listed in modules.builtin are skipped. A name found in neither goes

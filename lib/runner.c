@@ -1219,6 +1219,9 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 			results_note_standard_limitations(r.set,
 				json_is_true(json_object_get(r.set->host, "hw_pmu")));
 		}
+		if (json_object_get(info, "guest_kernel"))
+			json_object_set(r.set->extra ? r.set->extra : (r.set->extra = json_object()),
+					"guest_kernel", json_object_get(info, "guest_kernel"));
 		if (!r.replay || !r.replay->fleet_up)
 			journal_fleet_up(r.j, info);
 		json_decref(info);
@@ -1317,6 +1320,22 @@ static int rank_of(enum outcome o)
 	return (int)G_N_ELEMENTS(harm_rank);
 }
 
+/* Which guest kernel ran, for run.json: where it came from (small,
+ * distribution, scenario, disk), its path, and its release, sha256 and
+ * module count when the harness built the image for it. */
+static json_t *guest_kernel_json(const char *from, const char *path, const struct image_info *img)
+{
+	json_t *o = json_pack("{s:s,s:s}", "source", from, "path", path);
+
+	if (img) {
+		json_object_set_new(o, "release", json_string(img->release));
+		json_object_set_new(o, "sha256", json_string(img->kernel_sha256));
+		json_object_set_new(o, "modules",
+				    json_integer(img->modules ? (json_int_t)img->modules->len : 0));
+	}
+	return o;
+}
+
 static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, json_t **info)
 {
 	struct fleet_guests *fg = ctx;
@@ -1325,6 +1344,8 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 	struct fleet_config cfg = { 0 };
 	const char *kernel = s->kernel, *initrd = s->initrd;
 	g_autoptr(inject_boot) boot = NULL;
+	g_autofree char *small = NULL;
+	const char *kernel_from = kernel[0] ? "scenario" : "distribution";
 	bool mixed = s->disk_guests && s->disk_guests < s->guests;
 	int e;
 
@@ -1336,7 +1357,14 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 		if (!kernel[0] && !mixed) {
 			kernel = boot->kernel;
 			initrd = boot->initrd ? boot->initrd : "";
+			kernel_from = "disk";
 		}
+	}
+	if (!strcmp(kernel, IMAGE_SMALL_KERNEL)) {
+		if ((e = image_small_kernel(&small)))
+			return e;
+		kernel = small;
+		kernel_from = "small";
 	}
 	/* The scenario's kernel with its initrd as given, or an image built
 	 * (or found in the cache) for it or for the default kernel. */
@@ -1344,6 +1372,8 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 		struct image_options io = { 0 };
 
 		io.kernel = kernel[0] ? kernel : NULL;
+		/* everything the guest needs is built into the small kernel */
+		io.modules = small ? image_no_modules : NULL;
 		if ((e = image_build(&io, &img)))
 			return e;
 		kernel = img->kernel_path;
@@ -1378,6 +1408,7 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 	if ((e = fleet_start(fg->f)))
 		return e;
 	*info = fleet_json(fg->f);
+	json_object_set_new(*info, "guest_kernel", guest_kernel_json(kernel_from, kernel, img));
 	return 0;
 }
 

@@ -117,7 +117,9 @@ static const struct key_def keys[] = {
 	{ { "fleet", "memory", SCENARIO_TYPE_MEMORY, "256M",
 	    "memory per guest (256M, 1G)" }, OFF(memory_mib), 64, 1u << 20 },
 	{ { "fleet", "kernel", SCENARIO_TYPE_PATH, "",
-	    "guest kernel image; empty: the distribution's kernel from /boot" }, OFF(kernel), 0, 0 },
+	    "guest kernel image; small: the small guest kernel (built once from "
+	    "guest-images/kconfig/guest-small.config, cached); empty: the distribution's "
+	    "kernel from /boot" }, OFF(kernel), 0, 0 },
 	{ { "fleet", "initrd", SCENARIO_TYPE_PATH, "",
 	    "guest initramfs; empty: the one `pmucanary image` built" }, OFF(initrd), 0, 0 },
 	{ { "fleet", "disk", SCENARIO_TYPE_PATH, "",
@@ -431,7 +433,8 @@ static int set_value(struct scenario *s, const struct key_def *d, const char *va
 	case SCENARIO_TYPE_PATH:
 		/* A kernel or initrd the run cannot use fails before anything
 		 * runs or is created, not at the fleet after the open phase. */
-		if (*value) {
+		/* "small" is built (or found cached) when the fleet starts */
+		if (*value && !(!strcmp(d->info.key, "kernel") && !strcmp(value, IMAGE_SMALL_KERNEL))) {
 			/* a kernel is checked as one: a text file boots nothing */
 			r = !strcmp(d->info.key, "kernel") ? image_kernel_check(value, value)
 			    : !strcmp(d->info.key, "disk") ? disk_check(value)

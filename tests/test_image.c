@@ -475,9 +475,43 @@ static void test_build_bad_input(void **state)
 	assert_non_null(strstr(pc_errmsg(), "agent"));
 }
 
+/* The small guest kernel's fragment (allnoconfig: anything it does not
+ * list is off) lists everything the agent and the fleet need built in; a
+ * fragment missing one is told by name. */
+static void test_small_fragment_guest_needs(void **state)
+{
+	const char *top = getenv("PMUCANARY_TOP");
+	g_autofree char *path = g_build_filename(top ? top : ".", "guest-images", "kconfig",
+						 "guest-small.config", NULL);
+	g_autofree char *text = NULL, *cut = NULL;
+	g_autoptr(GPtrArray) lacks = NULL;
+	unsigned int needs = 0;
+	char *p;
+
+	(void)state;
+	while (image_guest_needs[needs].option)
+		needs++;
+	assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	assert_int_equal(image_guest_config_lacks(text, &lacks), 0);
+	g_clear_pointer(&lacks, g_ptr_array_unref);
+	/* the line dropped: the lack names it and why */
+	cut = g_strdup(text);
+	p = strstr(cut, "CONFIG_PVPANIC_MMIO=y\n");
+	assert_non_null(p);
+	memmove(p, p + strlen("CONFIG_PVPANIC_MMIO=y\n"), strlen(p + strlen("CONFIG_PVPANIC_MMIO=y\n")) + 1);
+	assert_int_equal(image_guest_config_lacks(cut, &lacks), 1);
+	assert_non_null(strstr(lacks->pdata[0], "CONFIG_PVPANIC_MMIO"));
+	assert_non_null(strstr(lacks->pdata[0], "GUEST_CRASH"));
+	/* =m is not built in; nothing at all lacks everything */
+	assert_int_equal(image_guest_config_lacks("CONFIG_VIRTIO_CONSOLE=m\n", NULL),
+			 needs);
+	assert_int_equal(image_guest_config_lacks(NULL, NULL), needs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_small_fragment_guest_needs),
 		cmocka_unit_test(test_resolve_dependency_order),
 		cmocka_unit_test(test_resolve_dash_and_single),
 		cmocka_unit_test(test_resolve_builtin_and_missing),
