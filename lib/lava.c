@@ -164,7 +164,7 @@ int lava_cases_format(const struct result_set *set, const struct result_set *bas
 		g_autofree char *id = lava_case_id(c->profile, c->spec);
 		bool regression = b && diff_group_fails(diff_classify(b->outcome, c->outcome));
 		bool erratum = errata && errata_match(errata, &sig,
-						      c->kernel ? c->kernel : set->kernel, c);
+						      c->kernel && *c->kernel ? c->kernel : set->kernel, c);
 
 		if (!id) {
 			(*skipped)++;
