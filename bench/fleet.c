@@ -10,9 +10,13 @@
  *           command send (aim <= 100 ms)
  *  rss:     the harness's resident memory with M guests vs before the
  *           fleet existed (aim <= 30 MiB)
+ *  restore: a panicked guest back to its first heartbeat, restored from its
+ *           saved image vs booted cold (fleet_restart_guest with and without
+ *           cold_restart; median of R each; aim <= 0.2x); the one restart
+ *           that boots cold and saves the image is shown apart
  *
  * Usage: build/bench/fleet [--tcg] [--runs R] [--guests N] [--panics P]
- *        [--rss-guests M] [--only boot|fleet|panic|rss] */
+ *        [--rss-guests M] [--only boot|fleet|panic|rss|restore] */
 #include "fleet.h"
 #include "hbproto.h"
 #include "image.h"
@@ -63,11 +67,11 @@ static long rss_kib(void)
 	return p ? atol(p + 6) : -1;
 }
 
-static struct fleet *fleet_make(unsigned int guests, const char *tag)
+static struct fleet *fleet_make_cfg(unsigned int guests, const char *tag, bool cold)
 {
 	struct fleet_config cfg = {
 		.run_dir = work_dir, .guests = guests, .kernel = kernel, .initrd = initrd,
-		.force_tcg = opt_tcg,
+		.force_tcg = opt_tcg, .cold_restart = cold,
 	};
 	g_autofree char *id = g_strdup_printf("bench%d%s", (int)getpid(), tag);
 	struct fleet *f = NULL;
@@ -78,6 +82,11 @@ static struct fleet *fleet_make(unsigned int guests, const char *tag)
 		exit(125);
 	}
 	return f;
+}
+
+static struct fleet *fleet_make(unsigned int guests, const char *tag)
+{
+	return fleet_make_cfg(guests, tag, false);
 }
 
 /* Plain QEMU with the same image, devices and command line; seconds from
@@ -144,9 +153,9 @@ static double qemu_plain_boot(bool kvm)
 	return t;
 }
 
-static double fleet_boot(unsigned int guests, const char *tag, struct fleet **keep)
+static double fleet_boot_cfg(unsigned int guests, const char *tag, bool cold, struct fleet **keep)
 {
-	struct fleet *f = fleet_make(guests, tag);
+	struct fleet *f = fleet_make_cfg(guests, tag, cold);
 	double t0 = now_s(), t;
 
 	if (fleet_start(f) < 0) {
@@ -160,6 +169,11 @@ static double fleet_boot(unsigned int guests, const char *tag, struct fleet **ke
 	else
 		fleet_free(f);
 	return t;
+}
+
+static double fleet_boot(unsigned int guests, const char *tag, struct fleet **keep)
+{
+	return fleet_boot_cfg(guests, tag, false, keep);
 }
 
 static void bench_boot(void)
@@ -246,6 +260,57 @@ static void bench_panic(void)
 	fleet_free(f);
 }
 
+/* Panics guest 0 and restarts it: seconds from the restart call to its
+ * first heartbeat (fleet_restart_guest returns then), or < 0. */
+static double panic_restart(struct fleet *f)
+{
+	uint64_t mark = fleet_mark(f);
+	double t0;
+
+	if (fleet_send_command(f, 0, "selftest panic") < 0 || fleet_wait_verdict(f, mark, 30000) < 0) {
+		fprintf(stderr, "panic: %s\n", pc_errmsg());
+		return -1;
+	}
+	t0 = now_s();
+	if (fleet_restart_guest(f, 0) < 0) {
+		fprintf(stderr, "restart: %s\n", pc_errmsg());
+		return -1;
+	}
+	return now_s() - t0;
+}
+
+static void bench_restore(void)
+{
+	double cold[32], rest[32], first = -1;
+	int runs = MIN(opt_runs, 32), nc = 0, nr = 0;
+	struct fleet *fc = NULL, *fr = NULL;
+	struct fleet_guest_status st;
+
+	if (fleet_boot_cfg(1, "rc", true, &fc) < 0 || fleet_boot_cfg(1, "rr", false, &fr) < 0)
+		goto out;
+	/* the first restart of a restoring fleet boots cold and saves */
+	first = panic_restart(fr);
+	for (int r = 0; r < runs; r++) {
+		double c = panic_restart(fc), x = panic_restart(fr);
+
+		if (c > 0)
+			cold[nc++] = c;
+		if (x > 0)
+			rest[nr++] = x;
+		printf("  run %d: cold boot %.2f s, restore %.2f s\n", r, c, x);
+	}
+	fleet_guest_status(fr, 0, &st);
+	if (nc && nr)
+		printf("restart to first heartbeat (%s, median of %d/%d): cold boot %.2f s, restore %.2f s, "
+		       "ratio %.2fx (aim <= 0.2x); first restart (cold boot + save + restore) %.2f s; "
+		       "%u restores, %u failed\n", fleet_accel_name(fleet_accel(fr)), nc, nr,
+		       median(cold, nc), median(rest, nr), median(rest, nr) / median(cold, nc), first,
+		       st.restores, st.restore_failures);
+out:
+	fleet_free(fc);
+	fleet_free(fr);
+}
+
 static void bench_rss(void)
 {
 	long before = rss_kib();
@@ -270,7 +335,7 @@ int main(int argc, char **argv)
 		{ "guests", 0, 0, G_OPTION_ARG_INT, &opt_guests, "fleet size for the fleet bench (4)", "N" },
 		{ "panics", 0, 0, G_OPTION_ARG_INT, &opt_panics, "panics (10)", "P" },
 		{ "rss-guests", 0, 0, G_OPTION_ARG_INT, &opt_rss_guests, "guests for the RSS bench (8)", "M" },
-		{ "only", 0, 0, G_OPTION_ARG_STRING, &opt_only, "boot|fleet|panic|rss", "B" },
+		{ "only", 0, 0, G_OPTION_ARG_STRING, &opt_only, "boot|fleet|panic|rss|restore", "B" },
 		{ NULL }
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- fleet benchmarks");
@@ -305,5 +370,7 @@ int main(int argc, char **argv)
 		bench_panic();
 	if (!opt_only || !strcmp(opt_only, "rss"))
 		bench_rss();
+	if (!opt_only || !strcmp(opt_only, "restore"))
+		bench_restore();
 	return 0;
 }

@@ -28,6 +28,9 @@
 #define FLEET_CONSOLE_TAIL_LINES 80
 #define FLEET_CONSOLE_TAIL_BYTES 8192
 #define FLEET_RECONNECT_US (30 * G_USEC_PER_SEC) /* a restarted libvirtd answers in ~1 s */
+#define FLEET_SAVE_SUFFIX ".save"
+#define FLEET_RESTORE_TIMEOUT_MS 15000 /* at least: restored to first heartbeat */
+#define FLEET_RESTORE_TRIES 2 /* failed saves or restores before a guest stays on cold boots */
 
 static const char *const accel_names[FLEET_ACCEL_COUNT] = { "kvm", "tcg" };
 static const char *const state_names[GUEST_STATE_COUNT] = {
@@ -72,6 +75,17 @@ struct guest {
 	int64_t flush_until_us;  /* 0: none; >0: pause at this time */
 	bool flush_resume;       /* resume now */
 	bool logs_pulled;        /* a harmed disk guest's own logs are read (once) */
+	/* Restore instead of reboot (fleet.h): the saved image of this guest's
+	 * first fresh, idle incarnation after a cold restart. Every restored
+	 * incarnation has that one's UUID, so the events of the one it
+	 * replaces are told apart by order: they come before its STARTED
+	 * event (or its first heartbeat) on the one connection. */
+	char snap[512];          /* "" none */
+	char snap_uuid[VIR_UUID_STRING_BUFLEN];
+	bool await_started;
+	bool restored;           /* this incarnation came from snap */
+	unsigned int restores, restore_failures;
+	char restore_note[256];  /* the last failed restore */
 };
 
 struct fleet {
@@ -445,6 +459,8 @@ static void hb_line(const char *line, size_t len, void *opaque)
 	int64_t now = g_get_monotonic_time();
 	int kind = hb_guest_line(&g->hb, line, len, now, hb_verdict, g);
 
+	if (kind == HB_KIND_HB)
+		g->await_started = false; /* the old incarnation's events came before */
 	if (kind == HB_KIND_HB && g->state == GUEST_STATE_BOOTING) {
 		g->state = GUEST_STATE_HEALTHY;
 		g->first_hb_s = (now - g->started_us) / 1e6;
@@ -516,6 +532,11 @@ static void lifecycle_event(virDomainPtr dom, int event, int detail, void *opaqu
 
 	g_mutex_lock(&f->lock);
 	g = guest_by_domain(f, dom);
+	if (g && g->await_started) {
+		/* the replaced incarnation's stop, or the restored one's start */
+		g->await_started = event != VIR_DOMAIN_EVENT_STARTED;
+		g = NULL;
+	}
 	if (!g || g->stopping) {
 		g_mutex_unlock(&f->lock);
 		return;
@@ -548,7 +569,7 @@ static void reboot_event(virDomainPtr dom, void *opaque)
 
 	g_mutex_lock(&f->lock);
 	g = guest_by_domain(f, dom);
-	if (g && !g->stopping && g->state == GUEST_STATE_HEALTHY)
+	if (g && !g->stopping && !g->await_started && g->state == GUEST_STATE_HEALTHY)
 		guest_verdict_locked(g, OUTCOME_GUEST_REBOOT, "reboot event (guest reset itself)");
 	g_mutex_unlock(&f->lock);
 }
@@ -713,6 +734,53 @@ static void fleet_reap_stale(struct fleet *f)
 		pc_warn("destroying %s left by dead run (pid %d)", virt_domain_name(d), pid);
 		if (virt_domain_destroy(d) < 0)
 			pc_warn("%s", pc_errmsg());
+	}
+}
+
+/* A saved image <name>.<pid>-<start>.save in dir whose harness is gone: a
+ * killed run's. */
+static void reap_saves_in(const char *dir)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *e;
+
+	while (d && (e = g_dir_read_name(d))) {
+		const char *dot, *suffix = g_str_has_suffix(e, FLEET_SAVE_SUFFIX) ?
+			e + strlen(e) - strlen(FLEET_SAVE_SUFFIX) : NULL;
+		g_autofree char *owner = NULL, *path = NULL;
+		unsigned long long start = 0;
+		int pid = 0;
+		char tail;
+
+		if (!suffix || !g_str_has_prefix(e, FLEET_NAME_PREFIX))
+			continue;
+		owner = g_strndup(e, suffix - e);
+		dot = strrchr(owner, '.');
+		if (!dot || sscanf(dot + 1, "%d-%llu%c", &pid, &start, &tail) != 2)
+			continue;
+		if (pid > 0 && start != 0 && proc_starttime(pid) == start)
+			continue; /* its harness is alive */
+		path = g_build_filename(dir, e, NULL);
+		pc_warn("removing %s left by a dead run (pid %d)", path, pid);
+		unlink(path);
+	}
+}
+
+/* Saved images live in run directories: this one (a resumed run's) and its
+ * siblings (the other runs under the same results directory). */
+static void fleet_reap_saves(struct fleet *f)
+{
+	g_autofree char *parent = g_path_get_dirname(f->run_dir);
+	g_autoptr(GDir) d = g_dir_open(parent, 0, NULL);
+	const char *e;
+
+	reap_saves_in(f->run_dir);
+	while (d && (e = g_dir_read_name(d))) {
+		g_autofree char *sub = g_build_filename(parent, e, NULL);
+
+		if (strcmp(sub, f->run_dir) && g_file_test(sub, G_FILE_TEST_IS_DIR) &&
+		    !g_file_test(sub, G_FILE_TEST_IS_SYMLINK))
+			reap_saves_in(sub);
 	}
 }
 
@@ -884,6 +952,7 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 		snprintf(g->console, sizeof(g->console), "%s/%s.console", f->run_dir, g->name);
 	}
 	fleet_reap_stale(f);
+	fleet_reap_saves(f);
 	rc = virt_events_register(f->conn, lifecycle_event, reboot_event, f, f->ev_ids);
 	if (rc < 0)
 		goto fail;
@@ -912,15 +981,10 @@ static int guest_disk_fresh(struct fleet *f, struct guest *g)
 	return inject_overlay_create(f->cfg.disk, disk);
 }
 
-/* Starts guest g (state BOOTING) or records INFRA. Caller holds no lock. */
-static int guest_boot(struct fleet *f, struct guest *g)
+/* A new incarnation's watching starts from nothing: its boot id and
+ * sequence are its first heartbeat's, whatever the last one saw. */
+static void guest_reset_locked(struct fleet *f, struct guest *g)
 {
-	g_autofree char *xml = domain_xml(&f->cfg, f->accel, f->cpu_mode, g->name, g->console, g->idx);
-	virDomainPtr dom = NULL;
-	virStreamPtr st = NULL;
-	int rc;
-
-	g_mutex_lock(&f->lock);
 	hb_reader_init(&g->rd);
 	hb_guest_init(&g->hb, (int64_t)f->cfg.hb_timeout_ms * 1000, !f->cfg.no_work,
 		      g_get_monotonic_time());
@@ -937,6 +1001,20 @@ static int guest_boot(struct fleet *f, struct guest *g)
 	g->gone = false;
 	g->st_hup = false;
 	g->logs_pulled = false;
+	g->await_started = false;
+	g->restored = false;
+}
+
+/* Starts guest g (state BOOTING) or records INFRA. Caller holds no lock. */
+static int guest_boot(struct fleet *f, struct guest *g)
+{
+	g_autofree char *xml = domain_xml(&f->cfg, f->accel, f->cpu_mode, g->name, g->console, g->idx);
+	virDomainPtr dom = NULL;
+	virStreamPtr st = NULL;
+	int rc;
+
+	g_mutex_lock(&f->lock);
+	guest_reset_locked(f, g);
 	g_mutex_unlock(&f->lock);
 
 	/* QEMU (user libvirt-qemu) may open the console file itself */
@@ -1094,8 +1172,13 @@ int fleet_stop(struct fleet *f)
 
 	if (!f)
 		return 0;
-	for (unsigned int i = 0; i < f->n; i++)
+	for (unsigned int i = 0; i < f->n; i++) {
 		guest_stop(f, &f->g[i]);
+		/* the saved images go with the guests */
+		if (f->g[i].snap[0])
+			unlink(f->g[i].snap);
+		f->g[i].snap[0] = 0;
+	}
 	g_mutex_lock(&f->lock);
 	lost = f->conn_lost;
 	g_mutex_unlock(&f->lock);
@@ -1275,6 +1358,161 @@ int fleet_wait_heartbeats(struct fleet *f, unsigned int count, unsigned int time
 	return rc;
 }
 
+/* ---- restore instead of reboot ---- */
+
+/* Initramfs guests only: a disk guest's memory over its fresh overlay is
+ * not the disk it booted from, and 9p shares (lab hosts) block saving. */
+static bool fleet_restores(const struct fleet *f)
+{
+	return !f->cfg.cold_restart && !f->cfg.disk && !f->cfg.share_count;
+}
+
+/* <run_dir>/<name>.<pid>-<start>.save: the owner in the name lets a later
+ * fleet remove what a killed harness left (fleet_reap_saves). */
+static char *guest_save_path(const struct fleet *f, const struct guest *g)
+{
+	return g_strdup_printf("%s/%s.%d-%llu" FLEET_SAVE_SUFFIX, f->run_dir, g->name, (int)getpid(),
+			       proc_starttime(getpid()));
+}
+
+/* Waits while g is BOOTING, at most timeout_ms (0: until the monitor's
+ * boot timeout decides): 0 when it is HEALTHY. */
+static int guest_wait_up(struct fleet *f, struct guest *g, unsigned int timeout_ms)
+{
+	int64_t end = timeout_ms ? g_get_monotonic_time() + (int64_t)timeout_ms * 1000 : INT64_MAX;
+	int rc;
+
+	g_mutex_lock(&f->lock);
+	while (g->state == GUEST_STATE_BOOTING && !fleet_signal_pending() &&
+	       g_get_monotonic_time() < end)
+		g_cond_wait_until(&f->cond, &f->lock, MIN(end, g_get_monotonic_time() + 50000));
+	rc = g->state == GUEST_STATE_HEALTHY ? 0 : -EIO;
+	g_mutex_unlock(&f->lock);
+	return rc;
+}
+
+/* Starts guest g from its saved image (BOOTING until its first heartbeat;
+ * the heartbeat state starts over as for a boot). No verdict when the
+ * restore fails: the caller boots the guest cold. */
+static int guest_restore(struct fleet *f, struct guest *g)
+{
+	virDomainPtr dom = NULL;
+	virStreamPtr st = NULL;
+	int rc;
+
+	g_mutex_lock(&f->lock);
+	guest_reset_locked(f, g);
+	g_strlcpy(g->uuid, g->snap_uuid, sizeof(g->uuid));
+	g->await_started = true;
+	g->restored = true;
+	g_mutex_unlock(&f->lock);
+	unlink(g->console);
+	rc = virt_domain_restore(f->conn, g->snap, g->name, &dom);
+	if (rc == 0)
+		rc = virt_channel_open(f->conn, dom, HB_PORT_NAME, stream_event, g, &st);
+	g_mutex_lock(&f->lock);
+	if (rc < 0) {
+		g_strlcpy(g->restore_note, pc_errmsg(), sizeof(g->restore_note));
+		g->stopping = true;
+		g->state = GUEST_STATE_OFF;
+		g_mutex_unlock(&f->lock);
+		virt_domain_destroy(dom);
+		virt_domain_free(dom);
+		return rc;
+	}
+	g->dom = dom;
+	g->st = st;
+	g_mutex_unlock(&f->lock);
+	return 0;
+}
+
+/* A restore that failed (or a restored guest that never sent a heartbeat)
+ * is said in the log and the guest's status; its image goes. */
+static void guest_restore_failed(struct fleet *f, struct guest *g, const char *why)
+{
+	g_mutex_lock(&f->lock);
+	if (why)
+		g_strlcpy(g->restore_note, why, sizeof(g->restore_note));
+	g->restore_failures++;
+	pc_warn("%s: restore from %s failed (%s): booting it cold", g->name, g->snap, g->restore_note);
+	g_mutex_unlock(&f->lock);
+	guest_stop(f, g);
+	unlink(g->snap);
+	g->snap[0] = 0;
+}
+
+/* A restored guest runs on from a heartbeat interval's sleep; a loaded
+ * host slows it, and a cold boot after a false failure costs far more. */
+static unsigned int restore_timeout_ms(const struct fleet *f)
+{
+	return MAX(2 * f->cfg.hb_timeout_ms, FLEET_RESTORE_TIMEOUT_MS);
+}
+
+/* Restores g and waits for its first heartbeat: 0, or <0 with g OFF and
+ * its image gone. */
+static int guest_restore_up(struct fleet *f, struct guest *g)
+{
+	int64_t t0 = g_get_monotonic_time();
+	g_autofree char *why = NULL;
+	int rc = guest_restore(f, g);
+
+	if (rc == 0 && (rc = guest_wait_up(f, g, restore_timeout_ms(f))) < 0) {
+		g_mutex_lock(&f->lock);
+		why = g_strdup_printf("restored guest %s, no heartbeat within %u ms",
+				      guest_state_name(g->state), restore_timeout_ms(f));
+		g_mutex_unlock(&f->lock);
+	}
+	if (rc < 0) {
+		guest_restore_failed(f, g, why);
+		return -EIO;
+	}
+	g_mutex_lock(&f->lock);
+	g->restores++;
+	g_mutex_unlock(&f->lock);
+	pc_debug("%s: restored, first heartbeat %.0f ms after the restore began", g->name,
+		 (g_get_monotonic_time() - t0) / 1e3);
+	return 0;
+}
+
+/* Saves g, freshly booted and idle (nothing sent to it yet), and brings it
+ * back from the image at once, so that an image that cannot restore is
+ * known now. 0: g is HEALTHY again; <0: g is OFF. */
+static int guest_save(struct fleet *f, struct guest *g)
+{
+	g_autofree char *path = guest_save_path(f, g);
+	int64_t t0 = g_get_monotonic_time();
+	virDomainPtr dom;
+	virStreamPtr st;
+	int rc;
+
+	g_mutex_lock(&f->lock);
+	g->stopping = true;
+	dom = g->dom;
+	st = g->st;
+	g->dom = NULL;
+	g->st = NULL;
+	g_strlcpy(g->snap_uuid, g->uuid, sizeof(g->snap_uuid));
+	g_mutex_unlock(&f->lock);
+	virt_stream_close(st);
+	rc = virt_domain_save(dom, path);
+	if (rc < 0) {
+		g_mutex_lock(&f->lock);
+		g->restore_failures++;
+		snprintf(g->restore_note, sizeof(g->restore_note), "cannot save: %s", pc_errmsg());
+		pc_warn("%s: %s; its restarts are cold boots", g->name, g->restore_note);
+		g->state = GUEST_STATE_OFF;
+		g_mutex_unlock(&f->lock);
+		virt_domain_destroy(dom);
+		virt_domain_free(dom);
+		unlink(path);
+		return rc;
+	}
+	virt_domain_free(dom);
+	g_strlcpy(g->snap, path, sizeof(g->snap));
+	pc_debug("%s: saved to %s in %.0f ms", g->name, path, (g_get_monotonic_time() - t0) / 1e3);
+	return guest_restore_up(f, g);
+}
+
 int fleet_restart_guest(struct fleet *f, unsigned int i)
 {
 	struct guest *g;
@@ -1288,15 +1526,22 @@ int fleet_restart_guest(struct fleet *f, unsigned int i)
 	g->state = GUEST_STATE_OFF;
 	g->restarts++;
 	g_mutex_unlock(&f->lock);
+	if (g->snap[0] && guest_restore_up(f, g) == 0)
+		return 0;
 	rc = guest_boot(f, g);
 	if (rc < 0)
 		return rc;
-	g_mutex_lock(&f->lock);
-	while (g->state == GUEST_STATE_BOOTING && !fleet_signal_pending())
-		g_cond_wait_until(&f->cond, &f->lock, g_get_monotonic_time() + 50000);
-	rc = g->state == GUEST_STATE_HEALTHY ? 0 : -EIO;
-	g_mutex_unlock(&f->lock);
-	return rc < 0 ? pc_fail(EIO, "%s did not come up again", g->name) : 0;
+	if (guest_wait_up(f, g, 0) < 0)
+		return pc_fail(EIO, "%s did not come up again", g->name);
+	/* The first cold restart pays for the image that the next ones
+	 * restore; a guest whose images keep failing stays on cold boots. */
+	if (fleet_restores(f) && g->restore_failures < FLEET_RESTORE_TRIES && guest_save(f, g) < 0) {
+		if ((rc = guest_boot(f, g)) < 0)
+			return rc;
+		if (guest_wait_up(f, g, 0) < 0)
+			return pc_fail(EIO, "%s did not come up again", g->name);
+	}
+	return 0;
 }
 
 int fleet_send_command(struct fleet *f, unsigned int i, const char *line)
@@ -1353,6 +1598,11 @@ int fleet_guest_status(struct fleet *f, unsigned int i, struct fleet_guest_statu
 	s->lab_code = g->hb.lab_code;
 	s->lab_us = g->hb.lab_us;
 	s->started_s = g->started_us ? rel_s(f, g->started_us) : -1;
+	s->restored = g->restored;
+	s->restores = g->restores;
+	s->restore_failures = g->restore_failures;
+	g_strlcpy(s->restore_note, g->restore_note, sizeof(s->restore_note));
+	g_strlcpy(s->save_path, g->snap, sizeof(s->save_path));
 	s->disk = fleet_guest_is_disk(&f->cfg, i);
 	g_mutex_unlock(&f->lock);
 	return 0;
@@ -1379,6 +1629,10 @@ json_t *fleet_json(struct fleet *f)
 				    g->first_hb_s >= 0 ? json_real(g->first_hb_s) : json_null());
 		json_object_set_new(jg, "seq", json_integer((json_int_t)g->hb.seq));
 		json_object_set_new(jg, "restarts", json_integer(g->restarts));
+		json_object_set_new(jg, "restores", json_integer(g->restores));
+		json_object_set_new(jg, "restore_failures", json_integer(g->restore_failures));
+		if (g->restore_note[0])
+			json_object_set_new(jg, "restore_note", results_json_string(g->restore_note));
 		json_object_set_new(jg, "console", results_json_string(g->console));
 		for (int r = 0; r < HB_REJECT_COUNT; r++)
 			json_object_set_new(rej, hb_reject_name(r),

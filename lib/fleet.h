@@ -113,6 +113,7 @@ struct fleet_config {
 	unsigned int disk_guests;
 	const char *disk_kernel, *disk_initrd;
 	bool keep_disks;          /* the last incarnation's overlays stay */
+	bool cold_restart;        /* restarts boot cold, never restore (fleet_restart_guest) */
 };
 
 enum guest_state {
@@ -153,6 +154,11 @@ struct fleet_guest_status {
 	unsigned int lab_code;
 	int64_t lab_us;       /* monotonic time it arrived, 0: none */
 	double started_s;     /* this incarnation's start, since fleet_new() */
+	bool restored;        /* this incarnation came from the saved image */
+	unsigned int restores;         /* restarts done by a restore */
+	unsigned int restore_failures; /* saves or restores that failed (then a cold boot) */
+	char restore_note[256];        /* the last failure, "" none */
+	char save_path[512];           /* the saved image, "" none */
 	bool disk;            /* a disk guest (else an initramfs guest) */
 };
 
@@ -194,8 +200,26 @@ int fleet_wait_healthy(struct fleet *f, unsigned int timeout_ms);
  * heartbeat timeout). */
 int fleet_wait_heartbeats(struct fleet *f, unsigned int count, unsigned int timeout_ms);
 
-/* Destroys guest i and boots it again (clears HARMED); waits for its first
- * heartbeat. -EIO (and an INFRA verdict) when it does not come up. */
+/* Destroys guest i and brings it back (clears HARMED); waits for its first
+ * heartbeat. -EIO (and an INFRA verdict) when it does not come up.
+ *
+ * Restore instead of reboot (initramfs guests without shares, unless
+ * cold_restart): the first restart of a guest boots it cold and, once it
+ * sent its first heartbeat and before anything is sent to it, saves it
+ * (virDomainSaveFlags, <run_dir>/<name>.<pid>-<start>.save) and restores it
+ * from that image at once; later restarts restore it (virDomainRestoreFlags)
+ * instead of booting. A restored guest's boot id and sequence are the
+ * saved ones, below what the harmed incarnation sent: the heartbeat state
+ * starts over as for a boot (never GUEST_REBOOT), and the events of the
+ * replaced incarnation, which shares the UUID, are those before the
+ * restored one's STARTED event or first heartbeat. A restore that fails,
+ * or sends no heartbeat within twice hb_timeout (15 s at least), is logged
+ * (pc_warn; restore_note), its image removed, and the guest booted cold;
+ * after two failures a guest stays on cold boots. Restored domains are not
+ * AUTODESTROY (libvirt has no such restore flag): fleet_new() destroys
+ * those of dead harnesses, and removes their images in run_dir and its
+ * sibling directories. Disk guests stay on cold boots: a fresh overlay
+ * under restored memory is not the disk that memory knew. */
 int fleet_restart_guest(struct fleet *f, unsigned int i);
 /* Stops every harmed disk guest now (its overlay is locked while QEMU
  * runs), which reads its own logs into its verdict's evidence: call before

@@ -174,6 +174,7 @@ struct run {
 	GPtrArray *bins;        /* struct perfbin *: --perf-binary columns */
 	unsigned int dwell_ms;
 	unsigned int live_rounds;
+	bool restart_due;       /* the last batch harmed a guest: bring it back before the next */
 	bool guests_up;
 	const char *selftest_spec;   /* the option's, or the resumed run's */
 	enum runner_harm selftest_harm;
@@ -610,6 +611,17 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 		}
 	}
 
+	/* Harmed guests come back when a batch needs them, so that no run
+	 * ends waiting for guests that only its fleet_stop() sees. */
+	if (r->restart_due) {
+		if ((e = r->g->restart_harmed(r->g->ctx))) {
+			g_autofree char *prefix = g_strdup_printf("before batch %u: ", t->seq);
+
+			e = refail(e < 0 ? -e : EIO, prefix);
+			goto out;
+		}
+		r->restart_due = false;
+	}
 	if ((e = journal_arm(r->j, t->seq, isolate_kind_name(t->kind), keys)))
 		goto out;
 	r->live_rounds++;
@@ -663,8 +675,7 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 	if (o != OUTCOME_OK) {
 		pc_warn("batch %u: %s", t->seq, outcome_name(o));
 		note_harmful(r, t, verdicts);
-		if ((e = r->g->restart_harmed(r->g->ctx)))
-			goto infra;
+		r->restart_due = true;
 	}
 	*res = o;
 	goto out;
@@ -1391,6 +1402,7 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 	cfg.hb_timeout_ms = s->heartbeat_timeout_ms;
 	cfg.boot_timeout_ms = s->boot_timeout_ms;
 	cfg.force_tcg = fg->tcg;
+	cfg.cold_restart = !s->restore;
 	if (boot) {
 		cfg.disk = boot->overlay;
 		cfg.disk_root = boot->cmdline_root;
@@ -1475,6 +1487,57 @@ static int fg_judge(void *ctx, enum outcome *o, json_t **verdicts)
 	return 0;
 }
 
+struct fg_restart_job {
+	struct fleet *f;
+	unsigned int i;
+	int rc;
+	char err[512];
+};
+
+static gpointer fg_restart_one(gpointer p)
+{
+	struct fg_restart_job *j = p;
+
+	if ((j->rc = fleet_restart_guest(j->f, j->i)))
+		g_strlcpy(j->err, pc_errmsg(), sizeof(j->err));
+	return NULL;
+}
+
+/* The guests that are not healthy, restarted side by side, as many at once
+ * as fleet_start() boots (online CPUs): a cold boot under TCG is CPU-bound,
+ * and more at once would stretch each towards its boot timeout. */
+static int fg_restart_unhealthy(struct fleet_guests *fg)
+{
+	unsigned int n = fleet_size(fg->f);
+	unsigned int wave = MAX(1, (unsigned int)sysconf(_SC_NPROCESSORS_ONLN));
+	g_autofree struct fg_restart_job *jobs = g_new0(struct fg_restart_job, n);
+	g_autofree GThread **th = g_new0(GThread *, n);
+	int rc = 0;
+
+	for (unsigned int first = 0; first < n && !rc; first += wave) {
+		unsigned int last = MIN(n, first + wave);
+
+		for (unsigned int i = first; i < last; i++) {
+			struct fleet_guest_status st;
+
+			if ((rc = fleet_guest_status(fg->f, i, &st)))
+				break;
+			if (st.state == GUEST_STATE_HEALTHY)
+				continue;
+			jobs[i] = (struct fg_restart_job){ .f = fg->f, .i = i };
+			th[i] = g_thread_new("fg-restart", fg_restart_one, &jobs[i]);
+		}
+		for (unsigned int i = first; i < last; i++) {
+			if (!th[i])
+				continue;
+			g_thread_join(th[i]);
+			if (jobs[i].rc && !rc)
+				rc = pc_fail(-jobs[i].rc, "%s", jobs[i].err);
+		}
+	}
+	return rc;
+}
+
 static int fg_restart(void *ctx)
 {
 	struct fleet_guests *fg = ctx;
@@ -1483,17 +1546,10 @@ static int fg_restart(void *ctx)
 	 * harmed again: trust the heartbeats, not the restart's return value,
 	 * and try a few times before calling it INFRA. */
 	for (int attempt = 0; attempt < 3; attempt++) {
-		for (unsigned int i = 0; i < fleet_size(fg->f); i++) {
-			struct fleet_guest_status st;
-			int e;
+		int e;
 
-			if ((e = fleet_guest_status(fg->f, i, &st)))
-				return e;
-			if (st.state == GUEST_STATE_HEALTHY)
-				continue;
-			if ((e = fleet_restart_guest(fg->f, i)))
-				return e;
-		}
+		if ((e = fg_restart_unhealthy(fg)))
+			return e;
 		if (fleet_wait_healthy(fg->f, fg->hb_timeout_ms * 2 + 2000) == 0)
 			return 0;
 		pc_warn("guests not healthy after restart (attempt %d)", attempt + 1);

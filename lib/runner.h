@@ -51,7 +51,8 @@ struct runner_guests {
 	 * (the worst one) or INFRA; *verdicts (new reference) an array of
 	 * objects for the evidence. */
 	int (*judge)(void *ctx, enum outcome *outcome, json_t **verdicts);
-	/* Restarts every guest harmed since the mark; waits for heartbeats. */
+	/* Restarts every guest harmed since the mark; waits for heartbeats.
+	 * Called before the batch after a harmful one (none after the last). */
 	int (*restart_harmed)(void *ctx);
 	/* Self-test: make the guests harm themselves now. */
 	int (*selftest)(void *ctx, enum runner_harm how);

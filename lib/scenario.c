@@ -136,6 +136,10 @@ static const struct key_def keys[] = {
 	{ { "fleet", "boot_timeout", SCENARIO_TYPE_DURATION, "0s",
 	    "time a guest may take to its first heartbeat (INFRA after); 0s: 30s under KVM, 2m under TCG" },
 	  OFF(boot_timeout_ms), 0, 3600000 },
+	{ { "fleet", "restore", SCENARIO_TYPE_BOOL, "true",
+	    "bring harmed guests back from a saved image of a fresh idle guest (taken at a guest's "
+	    "first restart) instead of booting them; initramfs guests only; false: always boot" },
+	  OFF(restore), 0, 0 },
 
 	{ { "sweep", "pmus", SCENARIO_TYPE_LIST, "",
 	    "PMUs whose sysfs events are swept; * for every PMU" }, OFF(pmus), 0, 0 },
@@ -679,6 +683,7 @@ json_t *scenario_to_json(const struct scenario *s)
 	json_object_set_new(fleet, "heartbeat_ms", json_integer(s->heartbeat_ms));
 	json_object_set_new(fleet, "heartbeat_timeout_ms", json_integer(s->heartbeat_timeout_ms));
 	json_object_set_new(fleet, "boot_timeout_ms", json_integer(s->boot_timeout_ms));
+	json_object_set_new(fleet, "restore", json_boolean(s->restore));
 	json_object_set_new(sweep, "pmus", array_to_json(s->pmus));
 	json_object_set_new(sweep, "events", array_to_json(s->events));
 	json_object_set_new(sweep, "modifier_set", json_string(s->modifier_set));

@@ -208,6 +208,26 @@ int virt_domain_resume(virDomainPtr dom)
 	return virDomainResume(dom) < 0 ? virt_fail("cannot resume the domain") : 0;
 }
 
+/* The domain's memory and device state to path; the domain stops (its
+ * STOPPED/SAVED event follows). */
+int virt_domain_save(virDomainPtr dom, const char *path)
+{
+	return virDomainSaveFlags(dom, path, NULL, 0) < 0 ? virt_fail("cannot save the domain") : 0;
+}
+
+int virt_domain_restore(virConnectPtr conn, const char *path, const char *name, virDomainPtr *out)
+{
+	virDomainPtr d;
+
+	if (virDomainRestoreFlags(conn, path, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0)
+		return virt_fail(path);
+	d = virDomainLookupByName(conn, name);
+	if (!d)
+		return virt_fail(name);
+	*out = d;
+	return 0;
+}
+
 int virt_domain_inject_nmi(virDomainPtr dom)
 {
 	return virDomainInjectNMI(dom, 0) < 0 ? virt_fail("cannot inject an NMI") : 0;

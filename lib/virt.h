@@ -33,6 +33,13 @@ int virt_domain_lookup(virConnectPtr conn, const char *name, virDomainPtr *out);
 int virt_domain_suspend(virDomainPtr dom);
 int virt_domain_resume(virDomainPtr dom);
 int virt_domain_inject_nmi(virDomainPtr dom);
+/* Saves dom's memory and device state to path (the domain stops; a
+ * transient one is gone). */
+int virt_domain_save(virDomainPtr dom, const char *path);
+/* Starts the domain saved at path, running, and looks it up by its name
+ * (the saved XML's: a restore cannot rename, nor change the UUID). Not
+ * AUTODESTROY: libvirt has no such restore flag. */
+int virt_domain_restore(virConnectPtr conn, const char *path, const char *name, virDomainPtr *out);
 /* VIR_DOMAIN_RUNNING etc., or -errno. */
 int virt_domain_state(virDomainPtr dom, int *reason);
 const char *virt_domain_name(virDomainPtr dom);

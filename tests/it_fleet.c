@@ -10,6 +10,8 @@
  * Everything is written under one temporary directory, removed at the end.
  *
  * KVM where hardware KVM works, else TCG; PMUCANARY_ACCEL=tcg forces TCG.
+ * PMUCANARY_IT_KERNEL=bzImage boots that kernel instead of the default one
+ * (a small kernel keeps cold boots within their timeout on a loaded host).
  * Skips (exit 77) without a libvirt connection. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -171,6 +173,7 @@ static int group_setup(void **state)
 
 	tcg = acc && !strcmp(acc, "tcg");
 	opt.agent = agent;
+	opt.kernel = g_getenv("PMUCANARY_IT_KERNEL");
 	if (virt_connect(FLEET_DEFAULT_URI, &conn) < 0) {
 		print_message("SKIP: %s\n", pc_errmsg());
 		exit(77);
@@ -441,6 +444,103 @@ static void test_destroyed_outside(void **state)
 	fleet_verdict_free(v);
 }
 
+/* Files in dir ending in .save (saved guest images). */
+static unsigned int save_count(const char *dir)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *n;
+	unsigned int c = 0;
+
+	while (d && (n = g_dir_read_name(d)))
+		c += g_str_has_suffix(n, ".save");
+	return c;
+}
+
+/* Waits for count heartbeats after the status st of guest i; asserts they
+ * came with no verdict (a restored guest is no GUEST_REBOOT) and that the
+ * guest is still on its one boot id. */
+static void expect_heartbeats_accepted(unsigned int i, const struct fleet_guest_status *st,
+				       uint64_t mark, unsigned int count)
+{
+	int64_t end = g_get_monotonic_time() + (int64_t)EVENT_MS * 1000;
+	struct fleet_guest_status now;
+	g_autoptr(GPtrArray) v = NULL;
+
+	do {
+		g_usleep(100000);
+		assert_int_equal(fleet_guest_status(fleet, i, &now), 0);
+	} while (now.seq < st->seq + count && now.state == GUEST_STATE_HEALTHY &&
+		 g_get_monotonic_time() < end);
+	fleet_verdicts_since(fleet, mark, &v);
+	if (v->len)
+		fail_msg("verdict %s after the restart: %.300s",
+			 outcome_name(((struct fleet_verdict *)v->pdata[0])->kind),
+			 ((struct fleet_verdict *)v->pdata[0])->evidence);
+	assert_int_equal(now.state, GUEST_STATE_HEALTHY);
+	assert_true(now.seq >= st->seq + count);
+	assert_int_equal(now.boots, 1);
+}
+
+/* Restore instead of reboot on guest 3 (destroyed from outside just
+ * before): its first restart booted it cold and saved it; the next ones
+ * restore it, and its heartbeats (boot id and sequence of the saved guest)
+ * are accepted with no verdict; an image that cannot restore (truncated:
+ * QEMU cannot load it) ends in a cold boot that the status tells. */
+static void test_restore(void **state)
+{
+	struct fleet_guest_status st, before;
+	struct fleet_verdict *v;
+	uint64_t mark;
+	int64_t t0;
+
+	restart(3);
+	assert_int_equal(fleet_guest_status(fleet, 3, &st), 0);
+	print_message("restart after the destroy: restores %u, image %s\n", st.restores, st.save_path);
+	/* its first restart (test_destroyed_outside's) saved it; this one restored */
+	assert_true(st.restored);
+	assert_true(st.restores >= 2);
+	assert_int_equal(st.restore_failures, 0);
+	assert_true(g_file_test(st.save_path, G_FILE_TEST_IS_REGULAR));
+	expect_heartbeats_accepted(3, &st, fleet_mark(fleet), 3);
+	for (int round = 0; round < 2; round++) {
+		mark = fleet_mark(fleet);
+		send(3, "selftest panic");
+		v = expect_verdict(mark, 3, OUTCOME_GUEST_CRASH, EVENT_MS);
+		fleet_verdict_free(v);
+		assert_int_equal(fleet_guest_status(fleet, 3, &before), 0);
+		t0 = g_get_monotonic_time();
+		restart(3);
+		mark = fleet_mark(fleet);
+		assert_int_equal(fleet_guest_status(fleet, 3, &st), 0);
+		print_message("restore %d: healthy after %.2f s, seq %" PRIu64 " -> %" PRIu64 "\n", round,
+			      (g_get_monotonic_time() - t0) / 1e6, before.seq, st.seq);
+		assert_true(st.restored);
+		assert_int_equal(st.restores, before.restores + 1);
+		assert_int_equal(st.restore_failures, 0);
+		/* the saved guest's sequence, below the harmed one's */
+		assert_true(st.seq < before.seq);
+		expect_heartbeats_accepted(3, &st, mark, 5);
+	}
+	/* a real failure: QEMU cannot load a truncated image */
+	assert_int_equal(truncate(st.save_path, 8192), 0);
+	mark = fleet_mark(fleet);
+	send(3, "selftest panic");
+	v = expect_verdict(mark, 3, OUTCOME_GUEST_CRASH, EVENT_MS);
+	fleet_verdict_free(v);
+	assert_int_equal(fleet_guest_status(fleet, 3, &before), 0);
+	restart(3);
+	mark = fleet_mark(fleet);
+	assert_int_equal(fleet_guest_status(fleet, 3, &st), 0);
+	print_message("truncated image: failures %u, note: %s\n", st.restore_failures, st.restore_note);
+	assert_int_equal(st.restore_failures, 1);
+	assert_true(st.restore_note[0] != 0);
+	/* the cold boot saved a new image (and came back from it) */
+	assert_int_equal(st.restores, before.restores + 1);
+	assert_true(g_file_test(st.save_path, G_FILE_TEST_IS_REGULAR));
+	expect_heartbeats_accepted(3, &st, mark, 3);
+	assert_int_equal(fleet_wait_healthy(fleet, EVENT_MS), 0);
+}
+
 static void test_stop_leaves_nothing(void **state)
 {
 	g_autofree char *prefix = g_strdup_printf(FLEET_NAME_PREFIX "%s-", run_id);
@@ -449,8 +549,11 @@ static void test_stop_leaves_nothing(void **state)
 	assert_int_equal(json_array_size(json_object_get(j, "guests")), GUESTS);
 	json_decref(j);
 	assert_true(prefix_count(prefix) > 0);
+	assert_true(save_count(run_dir) > 0);
 	fleet_stop(fleet);
 	assert_int_equal(prefix_count(prefix), 0);
+	/* the saved images go with the guests */
+	assert_int_equal(save_count(run_dir), 0);
 }
 
 /* The CLI killed by sig once its guest domain exists: nothing may remain. */
@@ -527,6 +630,20 @@ static void test_cli_sigint(void **state)
 /* A guest whose harness died without AUTODESTROY firing (made here as a
  * persistent-connection domain with a dead pid in its metadata) is destroyed
  * by the next fleet_new(). */
+/* Field 22 of /proc/self/stat: what a saved image's name records. */
+static unsigned long long self_starttime(void)
+{
+	g_autofree char *buf = NULL;
+	char *p;
+
+	assert_true(g_file_get_contents("/proc/self/stat", &buf, NULL, NULL));
+	p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	assert_non_null(p);
+	return g_ascii_strtoull(p + 1, NULL, 10);
+}
+
 static void test_reap_stale(void **state)
 {
 	struct fleet_config cfg = {
@@ -554,9 +671,27 @@ static void test_reap_stale(void **state)
 	if (virt_domain_create(conn, dead, false, &d) < 0)
 		fail_msg("create: %s", pc_errmsg());
 	assert_int_equal(prefix_count(name), 1);
-	cfg.run_dir = run_dir;
+	/* a killed run's saved image here and in a sibling run directory go;
+	 * a live harness's (ours) stays */
+	g_autofree char *own = g_strdup_printf("%s/runB", run_dir);
+	g_autofree char *sib = g_strdup_printf("%s/runA", run_dir);
+	g_autofree char *dead_save = g_strdup_printf("%s/%s.%d-12345.save", own, name, (int)pid);
+	g_autofree char *sib_save = g_strdup_printf("%s/%s.%d-12345.save", sib, name, (int)pid);
+	g_autofree char *live_save = g_strdup_printf("%s/%s.%d-%llu.save", sib, name, (int)getpid(),
+						     self_starttime());
+
+	assert_int_equal(g_mkdir_with_parents(sib, 0755), 0);
+	assert_int_equal(g_mkdir_with_parents(own, 0755), 0);
+	assert_true(g_file_set_contents(dead_save, "x", 1, NULL));
+	assert_true(g_file_set_contents(sib_save, "x", 1, NULL));
+	assert_true(g_file_set_contents(live_save, "x", 1, NULL));
+	cfg.run_dir = own;
 	assert_int_equal(fleet_new(&cfg, &f2), 0);
 	assert_int_equal(prefix_count(name), 0);
+	assert_false(g_file_test(dead_save, G_FILE_TEST_EXISTS));
+	assert_false(g_file_test(sib_save, G_FILE_TEST_EXISTS));
+	assert_true(g_file_test(live_save, G_FILE_TEST_EXISTS));
+	unlink(live_save);
 	fleet_free(f2);
 	virt_domain_destroy(d);
 	virt_domain_free(d);
@@ -659,6 +794,7 @@ int main(void)
 		cmocka_unit_test(test_selftest_hang_gets_nmi),
 		cmocka_unit_test(test_selftest_oops),
 		cmocka_unit_test(test_destroyed_outside),
+		cmocka_unit_test(test_restore),
 		cmocka_unit_test(test_stop_leaves_nothing),
 		cmocka_unit_test(test_reap_stale),
 		cmocka_unit_test(test_cli_json),
