@@ -54,7 +54,8 @@ static int lava_job(int argc, char **argv)
 		  "more kernel command line (never panic=-1: the reboot hides the panic)", "ARGS" },
 		{ "job-name", 0, 0, G_OPTION_ARG_STRING, &name, "job name (default pmucanary)", "NAME" },
 		{ "timeout", 0, 0, G_OPTION_ARG_STRING, &timeout_opt,
-		  "minutes for the job and for its test (default 60)", "MIN" },
+		  "minutes for the test on the device (default 60; the job gets 20 more "
+		  "for deploy and boot)", "MIN" },
 		{ "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
 		  "write the job to FILE (default: stdout)", "FILE" },
 		{ NULL }

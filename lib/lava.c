@@ -394,9 +394,10 @@ int lava_job_write(const struct lava_job_opts *o, GString *out)
 	yq(out, dt->name);
 	g_string_append(out, "\njob_name: ");
 	yq(out, o->job_name ? o->job_name : "pmucanary");
+	/* The job outlives its actions: deploy and boot get 10 minutes each. */
 	g_string_append_printf(out, "\npriority: medium\nvisibility: public\n"
 				    "timeouts:\n  job: {minutes: %u}\n  action: {minutes: %u}\n"
-				    "  connection: {minutes: 2}\n", timeout, timeout);
+				    "  connection: {minutes: 2}\n", timeout + 20, timeout);
 	if (!strcmp(dt->name, "qemu")) {
 		g_string_append(out, "context:\n  arch: amd64\n");
 	} else if (o->kernel_args) {
@@ -765,6 +766,7 @@ static int collect_finish(struct collect *c, struct result_set **out, bool *infr
 	*infra = why != NULL;
 	if (!set) {
 		set = result_set_new(RESULTS_KIND_RUN);
+		g_free(set->kernel);
 		set->kernel = g_strdup("unknown");
 	}
 	json_object_set_new(lava, "verdict", json_string(why ? "INFRA" : "collected"));

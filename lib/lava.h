@@ -73,7 +73,7 @@ struct lava_job_opts {
 	const char *baseline_url;     /* run.json to fail regressions against */
 	const char *errata_url;       /* errata.ini */
 	const char *kernel_args;      /* extra kernel command line, may be NULL */
-	unsigned int timeout_min;     /* the whole job; 0: 60 */
+	unsigned int timeout_min;     /* the test; 0: 60 (the job: 20 more) */
 };
 /* Known device types, NULL-terminated. */
 extern const char *const lava_device_types[];

@@ -114,7 +114,8 @@ static void test_job_is_yaml_with_fields(void **state)
 	assert_non_null(strstr(out->str, "device_type: \"qemu\"\n"));
 	assert_non_null(strstr(out->str, "to: tmpfs"));
 	assert_non_null(strstr(out->str, "method: qemu"));
-	assert_non_null(strstr(out->str, "job: {minutes: 15}"));
+	assert_non_null(strstr(out->str, "job: {minutes: 35}"));
+	assert_non_null(strstr(out->str, "- test:\n    timeout: {minutes: 15}"));
 	assert_non_null(strstr(out->str, "--event 'msr/tsc/'"));
 	assert_non_null(strstr(out->str, "--baseline /tmp/pmucanary/base.json"));
 	assert_non_null(strstr(out->str, "lava-test-case pmucanary-exit"));
