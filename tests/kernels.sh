@@ -48,6 +48,27 @@ test_kernels_build() {
 	return 0
 }
 
+# The small guest kernel (guest-images/kconfig/guest-small.config), built
+# or found in the cache `pmucanary` itself uses for `kernel = small`
+# ($PMUCANARY_CACHE_DIR/kernels when that is set, else kernel-build.sh's
+# default): the suite builds it with progress on stderr, the harness then
+# finds it cached. Exports PMUCANARY_SMALL_KERNEL. Cold: ~8 min on 2 cores;
+# cached: well under a second. Options as test_kernels_build.
+test_small_kernel_build() {
+	local top kb frag k cache=()
+	top=${PMUCANARY_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+	kb=$top/guest-images/kernel-build.sh
+	frag=$top/guest-images/kconfig/guest-small.config
+	[ -f "$kb" ] && [ -f "$frag" ] || { echo "test_small_kernel_build: missing $kb or $frag" >&2; return 1; }
+	[ -z "${PMUCANARY_CACHE_DIR:-}" ] || cache=(--cache "$PMUCANARY_CACHE_DIR/kernels")
+	if ! k=$(nice -n 5 bash "$kb" "${cache[@]}" "$@" "$frag"); then
+		echo "test_small_kernel_build: building the small guest kernel failed" >&2
+		return 1
+	fi
+	[ -f "$k" ] || { echo "test_small_kernel_build: kernel-build.sh printed no usable path ('$k')" >&2; return 1; }
+	export PMUCANARY_SMALL_KERNEL=$k
+}
+
 # For a lab suite (sourced into it): skip (exit 77) without root, libvirtd or
 # the kernel source, fail without jq or when the kernels do not build.
 lab_suite_setup() {
