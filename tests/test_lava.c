@@ -149,6 +149,28 @@ static void test_job_is_yaml_with_fields(void **state)
 	test_tmpdir_remove(dir);
 }
 
+/* --scenario: the scenario travels inside the job, byte for byte, and the
+ * device runs `pmucanary run` on it. */
+static void test_job_carries_scenario(void **state)
+{
+	const char *ini = "[scenario]\nname = it's \"quoted\" $(x)\n[sweep]\nevents = cpu-clock\n";
+	struct lava_job_opts o = {
+		.device_type = "qemu", .kernel_url = "file:///k", .ramdisk_url = "file:///r",
+		.pmucanary_url = "https://lab.example/pmucanary-lava.tar.gz", .scenario_text = ini,
+	};
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autofree char *b64 = g_base64_encode((const guchar *)ini, strlen(ini));
+	g_autofree char *want = g_strdup_printf("echo %s | base64 -d > /tmp/pmucanary/scenario.ini",
+						b64);
+
+	assert_int_equal(lava_job_write(&o, out), 0);
+	assert_non_null(strstr(out->str, want));
+	assert_non_null(strstr(out->str, "\\\"$PC\\\" run /tmp/pmucanary/scenario.ini"));
+	assert_non_null(strstr(out->str, "wget -q -O pc.tgz 'https://lab.example/pmucanary-lava.tar.gz'"));
+	assert_non_null(strstr(out->str, "PC=/tmp/pmucanary/pmucanary-lava/pmucanary"));
+	assert_null(strstr(out->str, " probe "));
+}
+
 static void test_job_bad_input(void **state)
 {
 	char *events[] = { "cpu-clock", NULL };
@@ -439,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_case_id_refuses_foreign_ids),
 		cmocka_unit_test(test_case_results),
 		cmocka_unit_test(test_job_is_yaml_with_fields),
+		cmocka_unit_test(test_job_carries_scenario),
 		cmocka_unit_test(test_job_bad_input),
 		cmocka_unit_test(test_collect_round_trip),
 		cmocka_unit_test(test_collect_failed_boot_is_infra),
