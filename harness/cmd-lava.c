@@ -26,7 +26,7 @@ static int lava_job(int argc, char **argv)
 	g_autofree char *dtype = NULL, *kernel = NULL, *modules = NULL, *ramdisk = NULL;
 	g_autofree char *pc_url = NULL, *pc_path = NULL, *scen_path = NULL, *baseline = NULL;
 	g_autofree char *errata = NULL, *kargs = NULL, *name = NULL, *output = NULL;
-	g_autofree char *timeout_opt = NULL, *text = NULL;
+	g_autofree char *timeout_opt = NULL, *text = NULL, *artifact = NULL;
 	g_auto(GStrv) events = NULL, profiles = NULL;
 	GOptionEntry entries[] = {
 		{ "device-type", 0, 0, G_OPTION_ARG_STRING, &dtype,
@@ -50,6 +50,9 @@ static int lava_job(int argc, char **argv)
 		  "URL of a run.json: cells that regressed against it are reported as fail", "URL" },
 		{ "errata", 0, 0, G_OPTION_ARG_STRING, &errata,
 		  "URL of an errata file: harm a known erratum explains is reported as skip", "URL" },
+		{ "artifact-url", 0, 0, G_OPTION_ARG_STRING, &artifact,
+		  "the device POSTs its run.json to URL (the lab's storage) and references it "
+		  "(lava-test-reference)", "URL" },
 		{ "kernel-args", 0, 0, G_OPTION_ARG_STRING, &kargs,
 		  "more kernel command line (never panic=-1: the reboot hides the panic)", "ARGS" },
 		{ "job-name", 0, 0, G_OPTION_ARG_STRING, &name, "job name (default pmucanary)", "NAME" },
@@ -103,6 +106,7 @@ static int lava_job(int argc, char **argv)
 		.modules_url = modules, .ramdisk_url = ramdisk, .pmucanary_url = pc_url,
 		.pmucanary_path = pc_path, .scenario_text = text, .probe_events = events,
 		.probe_profiles = profiles, .baseline_url = baseline, .errata_url = errata,
+		.artifact_url = artifact,
 		.kernel_args = kargs, .timeout_min = (unsigned int)timeout,
 	};
 	if ((ret = lava_job_write(&o, out)) < 0)

@@ -341,6 +341,15 @@ static void device_steps(const struct lava_job_opts *o, GString *out)
 	step(out, "[ -f \"$RJ\" ] && \"$PC\" lava cases \"$RJ\" $CASEOPTS | while read K A B C D; do "
 		  "if [ \"$K\" = case ]; then lava-test-case \"$A\" --result \"$B\" "
 		  "--measurement \"$C\" --units \"$D\"; else echo \"$K $A $B\"; fi; done");
+	/* run.json as an artifact: LAVA stores none itself; a lab's storage
+	 * takes the POST and the job references it. */
+	if (o->artifact_url) {
+		g_string_assign(cmd, "[ -f \"$RJ\" ] && wget -q -O /dev/null --post-file \"$RJ\" ");
+		shq(cmd, o->artifact_url);
+		g_string_append(cmd, " && lava-test-reference pmucanary-run-json --result pass --reference ");
+		shq(cmd, o->artifact_url);
+		step(out, cmd->str);
+	}
 }
 
 int lava_job_write(const struct lava_job_opts *o, GString *out)
@@ -361,7 +370,8 @@ int lava_job_write(const struct lava_job_opts *o, GString *out)
 	    (o->ramdisk_url && (ret = lava_url_check("ramdisk", o->ramdisk_url)) < 0) ||
 	    (o->pmucanary_url && (ret = lava_url_check("pmucanary", o->pmucanary_url)) < 0) ||
 	    (o->baseline_url && (ret = lava_url_check("baseline", o->baseline_url)) < 0) ||
-	    (o->errata_url && (ret = lava_url_check("errata", o->errata_url)) < 0))
+	    (o->errata_url && (ret = lava_url_check("errata", o->errata_url)) < 0) ||
+	    (o->artifact_url && (ret = lava_url_check("artifact", o->artifact_url)) < 0))
 		return ret;
 	if (!o->ramdisk_url)
 		return pc_fail(EINVAL, "the job needs a ramdisk URL (the device boots into it)");
@@ -526,6 +536,7 @@ struct collect {
 	GPtrArray *cells;
 	GHashTable *ids;
 	char *job_error_type, *job_error_msg, *job_result_s;
+	char *run_json_url;         /* the device's run.json, when it POSTed it */
 	int exit_code;              /* -1: not reported */
 };
 
@@ -594,7 +605,17 @@ static int collect_case(struct collect *c, json_t *msg, const char *id, const ch
 
 	if (r == LAVA_RESULT_COUNT)
 		return cfail(c, "msg.result", "'%s' is not pass, fail or skip", result);
-	if (!strcmp(id, "pmucanary-exit")) {
+	if (!strcmp(id, "pmucanary-run-json")) {
+		const char *ref = sget(msg, "reference");
+
+		if (c->run_json_url)
+			return cfail(c, "msg.case", "pmucanary-run-json reported twice");
+		if (!ref || lava_url_check("msg.reference", ref) < 0)
+			return cfail(c, "msg.reference", "not a URL pmucanary would POST to");
+		c->run_json_url = g_strdup(ref);
+		return 0;
+	}
+		if (!strcmp(id, "pmucanary-exit")) {
 		if (c->exit_code >= 0)
 			return cfail(c, "msg.case", "pmucanary-exit reported twice");
 		if ((ret = count_get(c, json_object_get(msg, "measurement"), "msg.measurement",
@@ -780,6 +801,8 @@ static int collect_finish(struct collect *c, struct result_set **out, bool *infr
 	if (c->exit_code >= 0)
 		json_object_set_new(lava, "device_exit_code", json_integer(c->exit_code));
 	json_object_set_new(lava, "cases_reported", json_integer(c->cells->len));
+	if (c->run_json_url)
+		json_object_set_new(lava, "run_json", json_string(c->run_json_url));
 	if (!set->extra)
 		set->extra = json_object();
 	json_object_set_new(set->extra, "lava", lava);
@@ -837,5 +860,6 @@ int lava_collect(const char *text, size_t len, const char *name, struct result_s
 	g_free(c.job_result_s);
 	g_free(c.job_error_type);
 	g_free(c.job_error_msg);
+	g_free(c.run_json_url);
 	return ret;
 }

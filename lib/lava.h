@@ -18,7 +18,8 @@
  * Besides the cases the device prints the run's header (run.json without
  * attrs and cells: fingerprint, kernel, accel, limitations, scenario) as
  * "pmucanary-header I/N BASE64" lines, and its own exit code as the case
- * "pmucanary-exit". */
+ * "pmucanary-exit". With an artifact URL it POSTs its whole run.json
+ * there and names it with lava-test-reference "pmucanary-run-json". */
 #ifndef PMUCANARY_LAVA_H
 #define PMUCANARY_LAVA_H
 
@@ -72,6 +73,7 @@ struct lava_job_opts {
 	char **probe_profiles;        /* `probe --profile P...` */
 	const char *baseline_url;     /* run.json to fail regressions against */
 	const char *errata_url;       /* errata.ini */
+	const char *artifact_url;     /* the device POSTs its run.json here (NULL: no) */
 	const char *kernel_args;      /* extra kernel command line, may be NULL */
 	unsigned int timeout_min;     /* the test; 0: 60 (the job: 20 more) */
 };

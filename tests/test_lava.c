@@ -157,6 +157,7 @@ static void test_job_carries_scenario(void **state)
 	struct lava_job_opts o = {
 		.device_type = "qemu", .kernel_url = "file:///k", .ramdisk_url = "file:///r",
 		.pmucanary_url = "https://lab.example/pmucanary-lava.tar.gz", .scenario_text = ini,
+		.artifact_url = "https://lab.example/upload/run.json",
 	};
 	g_autoptr(GString) out = g_string_new(NULL);
 	g_autofree char *b64 = g_base64_encode((const guchar *)ini, strlen(ini));
@@ -169,6 +170,10 @@ static void test_job_carries_scenario(void **state)
 	assert_non_null(strstr(out->str, "wget -q -O pc.tgz 'https://lab.example/pmucanary-lava.tar.gz'"));
 	assert_non_null(strstr(out->str, "PC=/tmp/pmucanary/pmucanary-lava/pmucanary"));
 	assert_null(strstr(out->str, " probe "));
+	assert_non_null(strstr(out->str, "wget -q -O /dev/null --post-file \\\"$RJ\\\" "
+				    "'https://lab.example/upload/run.json' && lava-test-reference "
+				    "pmucanary-run-json --result pass --reference "
+				    "'https://lab.example/upload/run.json'"));
 }
 
 static void test_job_bad_input(void **state)
@@ -289,6 +294,9 @@ static char *make_log(const struct result_set *set, const char *job_result, bool
 				log_line(log, "target", m);
 			}
 		}
+		log_line(log, "results", "{\"case\": \"pmucanary-run-json\", \"definition\": "
+					 "\"0_pmucanary\", \"reference\": \"http://lab.example/r/run.json\", "
+					 "\"result\": \"pass\"}");
 	}
 	if (!strcmp(job_result, "pass"))
 		log_line(log, "results", "{\"case\": \"job\", \"definition\": \"lava\", \"result\": \"pass\"}");
@@ -313,6 +321,8 @@ static void test_collect_round_trip(void **state)
 	assert_string_equal(got->kernel, "6.1.0-57-amd64");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(got->host, "cpu"),
 							      "vendor")), "AuthenticAMD");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(got->extra, "lava"),
+							      "run_json")), "http://lab.example/r/run.json");
 	assert_int_equal(got->cells->len, set->cells->len);
 	for (guint i = 0; i < set->cells->len; i++) {
 		const struct cell *a = g_ptr_array_index(set->cells, i);
@@ -446,6 +456,12 @@ static void test_collect_bad_logs(void **state)
 	assert_non_null(p);
 	p[strlen("pmucanary-header ")] = '3';
 	expect_bad(s->str, "header chunk 3");
+	/* a reference that is no URL of ours */
+	g_string_assign(s, log);
+	p = strstr(s->str, "http://lab.example/r/run.json");
+	assert_non_null(p);
+	memcpy(p, "gopher", 6);
+	expect_bad(s->str, "msg.reference");
 	/* the same case twice */
 	g_string_assign(s, log);
 	p = strstr(s->str, "{\"dt\": \"2026-12-04T02:33:59.31\", \"lvl\": \"results\", \"msg\": {\"case\": \"perf-3.6__cpu-clock_3Au\"");
