@@ -26,7 +26,14 @@ kernel=$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -n 1)
 release=${kernel#/boot/vmlinuz-}
 
 work=$(mktemp -d /var/tmp/it_lava.XXXXXX)
-cleanup() { rm -rf "$work"; }
+# lava-run keeps a job's files under /var/lib/lava/dispatcher/tmp/ID (a
+# --validate run leaves its downloads there): ids of this run only, so
+# that two runs of this suite stay apart, removed at the end.
+id0=$(( ($$ % 100000) * 10 + 1000000 ))
+cleanup() {
+	local t=/var/lib/lava/dispatcher/tmp
+	rm -rf "$work" "$t/$id0" "$t/$((id0 + 1))" "$t/$((id0 + 2))"
+}
 trap cleanup EXIT
 fails=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
@@ -83,9 +90,6 @@ job() { # NAME EXTRA-ARGS...
 		--probe-event cpu-clock --probe-event msr/tsc/ --probe-profile perf-3.1 \
 		--timeout 10 --job-name "it-lava-$name" -o "$work/$name.yaml" "$@"
 }
-# lava-run keeps a job's files under /var/lib/lava/dispatcher/tmp/ID: ids
-# of this run only, so that two runs of this suite stay apart.
-id0=$(( ($$ % 100000) * 10 + 1000000 ))
 lava() { # NAME ID: lava-run, its log in NAME.log
 	local start=$SECONDS rc
 	lava-run --job-id "$2" --output-dir "$work/out-$1" --device "$work/device.yaml" \
