@@ -75,6 +75,8 @@ if [ "$smoke" = 1 ]; then
 		echo "$w" >"$out/run-$k.wall"
 		printf 'smoke.ini %-12s exit %s wall %6.1f s (guest kernel %s)\n' "$k" "$rc" "$w" \
 			"$(jq -r '.guest_kernel | "\(.source) \(.release)"' "$out"/run-$k/*/run.json 2>/dev/null)"
+		# a run that could not test says why (its wall time is no figure)
+		[ "$rc" != 125 ] || grep -m1 'could not test' "$out/run-$k.out" || true
 	done
 	awk -v s="$(cat "$out/run-small.wall")" -v d="$(cat "$out/run-distribution.wall")" \
 		'BEGIN { printf "smoke.ini small / distribution wall time: %.2fx\n", s / d }'
