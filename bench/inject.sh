@@ -5,7 +5,10 @@
 #  - boot to first heartbeat of one disk guest against one initramfs guest
 #    of the same kernel (pmucanary fleet, first_heartbeat_s), alternated;
 #  - the fresh overlay a disk guest gets at every (re)start (qemu-img create
-#    of a qcow2 over the injected image, what inject_overlay_create runs).
+#    of a qcow2 over the injected image, what inject_overlay_create runs);
+#  - what else a harmed disk guest's restart costs: the same one-guest
+#    fleet --disk with a self-test panic (stopping it reads the guest's own
+#    logs out of its overlay, one appliance launch) against one without.
 # Needs root, libvirtd, jq, busybox-static. Usage: bench/inject.sh [ROUNDS]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,4 +56,16 @@ for i in $(seq 1 "$rounds"); do
 	b=$(fhb "disk$i" --disk "$out/cold.qcow2" --memory 256)
 	echo "round $i: first heartbeat: initramfs guest $a s, disk guest $b s" \
 		"($(awk -v a="$a" -v b="$b" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", b / a; else print "?" }'))"
+done
+# harm at 2 s, watched for 4 s either way: the difference is the stop of a
+# harmed guest (log pull) that every restart after harm pays
+for i in $(seq 1 "$rounds"); do
+	t=$(now)
+	fhb "clean$i" --disk "$out/cold.qcow2" --memory 256 -d 4 >/dev/null
+	a=$(since "$t")
+	t=$(now)
+	fhb "harm$i" --disk "$out/cold.qcow2" --memory 256 -d 4 --selftest 0=panic --selftest-at 2 >/dev/null
+	b=$(since "$t")
+	echo "round $i: disk guest fleet run: clean $a s, harmed (logs pulled at stop) $b s" \
+		"(+$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f", b - a }') s per harmed restart)"
 done

@@ -9,8 +9,12 @@
  *                 fleet's kernel (image_find_default) in /boot with an initrd
  *                 that loads virtio_blk + ext4 and switch_roots to root=, and
  *                 only the modules the guest needs under /lib/modules
- *   systemd.img   the same layout with /sbin/init -> /lib/systemd/systemd and
- *                 /etc/systemd/system (recognised, not booted)
+ *   systemd.img   bootable the same way, but its init is the host's real
+ *                 systemd (/sbin/init -> /lib/systemd/systemd, the libraries
+ *                 ldd names, an empty /etc/machine-id) with two units of its
+ *                 own: default.target -> multi-user.target, no other deps
+ *                 (the distribution's units want udev, journald, gettys that
+ *                 a 96 MiB image does not hold)
  *   noinit.img    a Linux root with no /sbin/init, no inittab, no systemd
  *   noos.img      an ext4 filesystem holding one file
  * Exit 0, or 1 with a message. */
@@ -92,6 +96,48 @@ static void root_base(const char *pretty)
 		 "PRETTY_NAME=\"%s\"\n", pretty);
 	put("/etc/os-release", osr, 0644);
 	put("/etc/init.d/rcS", rcs, 0755);
+}
+
+/* The host's systemd as the image's init: the binary and every library ldd
+ * resolves for it, at the same paths. */
+static void root_systemd(void)
+{
+	FILE *p = popen("ldd /lib/systemd/systemd", "r");
+	char line[1024], dir[1024];
+	int n = 0;
+
+	if (!p)
+		die("ldd");
+	while (fgets(line, sizeof(line), p)) {
+		/* "\tlibx.so => /path/libx.so (0x...)" or "\t/lib64/ld-linux... (0x...)" */
+		char *path = strstr(line, "=> ");
+		char *end, *slash;
+
+		path = path ? path + 3 : line + strspn(line, " \t");
+		if (*path != '/')
+			continue;
+		end = strchr(path, ' ');
+		if (end)
+			*end = 0;
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		*slash = 0;
+		OK(guestfs_mkdir_p(g, dir), dir);
+		OK(guestfs_upload(g, path, path), path);
+		OK(guestfs_chmod(g, 0755, path), path);
+		n++;
+	}
+	if (pclose(p) != 0 || n < 3)
+		die("ldd /lib/systemd/systemd");
+	OK(guestfs_mkdir_p(g, "/lib/systemd/system"), "units dir");
+	OK(guestfs_upload(g, "/lib/systemd/systemd", "/lib/systemd/systemd"), "systemd");
+	OK(guestfs_chmod(g, 0755, "/lib/systemd/systemd"), "systemd");
+	put("/lib/systemd/system/multi-user.target",
+	    "[Unit]\nDescription=Multi-User System (pmucanary test image)\n", 0644);
+	OK(guestfs_ln_s(g, "multi-user.target", "/lib/systemd/system/default.target"), "default.target");
+	put("/etc/machine-id", "", 0444);
+	OK(guestfs_mkdir_p(g, "/etc/systemd/system"), "units dir");
+	OK(guestfs_ln_s(g, "/lib/systemd/systemd", "/sbin/init"), "ln init");
 }
 
 /* Kernel, its modules (only those listed, with modules.dep) and an initrd
@@ -177,7 +223,7 @@ int main(int argc, char **argv)
 	}
 	for (int k = 0; k < NKINDS; k++) {
 		snprintf(path, sizeof(path), "%s/%s.img", argv[1], kinds[k]);
-		OK(guestfs_disk_create(g, path, "raw", (k < 2 ? 96 : 16) << 20, -1), path);
+		OK(guestfs_disk_create(g, path, "raw", (k < 2 ? 128 : 16) << 20, -1), path);
 		OK(guestfs_add_drive_opts(g, path, GUESTFS_ADD_DRIVE_OPTS_FORMAT, "raw", -1), path);
 	}
 	OK(guestfs_launch(g), "launch");
@@ -191,7 +237,7 @@ int main(int argc, char **argv)
 			put("/hello.txt", "no operating system here\n", 0644);
 		} else {
 			root_base(!strcmp(kinds[k], "busybox") ? "pmucanary test image (busybox init)"
-				  : !strcmp(kinds[k], "systemd") ? "pmucanary test image (systemd layout)"
+				  : !strcmp(kinds[k], "systemd") ? "pmucanary test image (systemd init)"
 				  : "pmucanary test image (no init)");
 			if (!strcmp(kinds[k], "busybox")) {
 				OK(guestfs_ln_s(g, "/bin/busybox", "/sbin/init"), "ln init");
@@ -199,11 +245,8 @@ int main(int argc, char **argv)
 				    "::shutdown:/bin/busybox umount -a -r\n", 0644);
 				root_boot(kernel, release, argv[1]);
 			} else if (!strcmp(kinds[k], "systemd")) {
-				OK(guestfs_mkdir_p(g, "/lib/systemd"), "systemd dir");
-				put("/lib/systemd/systemd", "#!/bin/sh\n# stand-in\n", 0755);
-				OK(guestfs_mkdir_p(g, "/etc/systemd/system"), "units dir");
-				OK(guestfs_ln_s(g, "/lib/systemd/systemd", "/sbin/init"), "ln init");
-				OK(guestfs_upload(g, kernel, "/boot/vmlinuz-6.1.0-0-test"), "kernel");
+				root_systemd();
+				root_boot(kernel, release, argv[1]);
 			}
 		}
 		OK(guestfs_umount_all(g), "umount");

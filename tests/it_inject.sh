@@ -3,8 +3,8 @@
 # boots:
 #  - tests/helper_mkdisk builds four real disk images with libguestfs: a
 #    bootable one with busybox init (no systemd), the fleet's kernel and an
-#    initrd; one with a systemd layout; a Linux root with no init; an ext4
-#    filesystem with no OS;
+#    initrd; one booting the host's systemd; a Linux root with no init; an
+#    ext4 filesystem with no OS;
 #  - `pmucanary image --inject` on the busybox image: exit 0, says what it
 #    found (linux, debian, the kernel, busybox init, the appliance's accel),
 #    writes an overlay backed by the image, and the image's sha256 is the
@@ -14,7 +14,16 @@
 #    GUEST_CRASH whose evidence names the guest's own /var/log, read out of
 #    its overlay into the run dir; the per-guest overlay and the domain are
 #    gone afterwards;
-#  - the systemd layout is recognised (unit + multi-user.target.wants link);
+#  - a mixed fleet under `pmucanary run --keep` (one initramfs guest, one
+#    disk guest: [fleet] disk_guests = 1): both beat (only the disk guest's
+#    console shows the agent its init started), a self-test crash is
+#    GUEST_CRASH 2/2 on both, the cell's evidence names the disk guest's own
+#    logs, its second incarnation has a fresh overlay (its own /var/log
+#    holds one boot), and --keep leaves that overlay; the same run without
+#    --keep, SIGTERMed mid-run, leaves none;
+#  - the systemd image (the host's real systemd as its init) is recognised
+#    (unit + multi-user.target.wants link) and boots for real: heartbeats
+#    arrive from the agent systemd started through the injected unit;
 #  - a text file, the image with no OS and the one with no init give one
 #    clear line and exit 2, and leave no overlay.
 # Each libguestfs launch boots an appliance under TCG (30-70 s here): the
@@ -35,7 +44,10 @@ work=$(mktemp -d /var/tmp/it_inject.XXXXXX)
 chmod 755 "$work"
 run_id=itinj$$
 cleanup() {
-	for d in $(virsh -c qemu:///system list --all --name 2>/dev/null | grep "^pmucanary-$run_id-"); do
+	local ids="$run_id-" r
+	# the runs' own ids (their result directories' names)
+	for r in "$work"/mixed/* "$work"/term/*; do [ -d "$r" ] && ids="$ids|$(basename "$r")-"; done
+	for d in $(virsh -c qemu:///system list --all --name 2>/dev/null | grep -E "^pmucanary-($ids)"); do
 		virsh -c qemu:///system destroy "$d" >/dev/null 2>&1
 	done
 	rm -rf "$work"
@@ -54,7 +66,7 @@ echo "images built in $((SECONDS - t0)) s"
 sum_before=$(sha256sum < "$work/busybox.img")
 printf 'just some text, not a disk\n' > "$work/notes.txt"
 
-# The error cases and the systemd layout in the background, side by side.
+# The error cases and the systemd image in the background, side by side.
 inject() { # name image [args...]
 	local name=$1 img=$2; shift 2
 	"$bin" image --inject "$work/$img" --out "$work/$name.qcow2" "$@" \
@@ -142,8 +154,92 @@ if [ -f "$work/bb.qcow2.json" ]; then
 	[ "$(sha256sum < "$work/busybox.img")" = "$sum_before" ] || bad "the guest wrote into busybox.img"
 fi
 
+# --- a mixed fleet through a whole run: screening, isolation, restarts
+if [ -f "$work/bb.qcow2.json" ]; then
+	t3=$SECONDS
+	cat > "$work/mixed.ini" <<INI
+[fleet]
+guests = 2
+disk = $work/bb.qcow2
+disk_guests = 1
+memory = 256M
+heartbeat = 500ms
+heartbeat_timeout = 10s
+# a disk guest under TCG on a loaded machine took 74 s to its first beat
+boot_timeout = 5m
+[sweep]
+events = cpu-clock
+modifiers = u
+profiles = perf-3.7
+[load]
+dwell = 1s
+batch_size = 4
+confirm = 2
+INI
+	"$bin" run --tcg --keep --results "$work/mixed" --selftest-harm cpu-clock:u=crash \
+		"$work/mixed.ini" > "$work/mixed.out" 2>&1
+	rc=$?
+	echo "mixed fleet run (--keep, self-test crash): exit $rc in $((SECONDS - t3)) s"
+	mdir=$(ls -d "$work"/mixed/*/ 2>/dev/null | head -1)
+	mdir=${mdir%/}
+	mid=$(basename "$mdir")
+	json=$mdir/run.json
+	if [ "$rc" != 1 ] || [ ! -f "$json" ]; then
+		tail -30 "$work/mixed.out"
+		bad "mixed run exited $rc (want 1) or wrote no run.json"
+	else
+		# the journal's fleet-up line says which guest booted what
+		boots=$(jq -rs 'map(select(.step == "fleet-up"))[0].fleet.guests
+			| map("\(.boot):\(.first_heartbeat_s != null)") | join(",")' "$mdir/journal.jsonl" 2>&1)
+		[ "$boots" = "initramfs:true,disk:true" ] ||
+			bad "mixed fleet booted '$boots', want initramfs:true,disk:true"
+		# what each guest ran, from its own console: only guest 1 is the disk
+		grep -aq 'pmucanary-agent: service mode' "$mdir/pmucanary-$mid-1.console" ||
+			bad "guest 1's console does not show the agent its own init started"
+		grep -aq 'pmucanary-agent: service mode' "$mdir/pmucanary-$mid-0.console" &&
+			bad "guest 0 (initramfs) booted the disk"
+		cell=$(jq -r '.cells[] | select(.spec == "cpu-clock:u") | "\(.outcome) \(.k)/\(.n)"' "$json")
+		[ "$cell" = "GUEST_CRASH 2/2" ] || bad "cpu-clock:u is '$cell', want GUEST_CRASH 2/2"
+		for g in 0 1; do
+			grep -q "pmucanary-$mid-$g" <(jq -r '.. | strings' "$json") ||
+				bad "run.json names no verdict of guest $g"
+		done
+		# two harms: the second incarnation's own log holds one boot, not two
+		logs=$mdir/pmucanary-$mid-1.logs
+		nb=$(grep -c '^rcS: boot ' "$logs/messages" 2>/dev/null)
+		[ "$nb" = 1 ] || bad "the disk guest's last /var/log/messages holds ${nb:-no} boots, want 1 (a fresh overlay per incarnation)"
+		grep -q "own logs: $logs" <(jq -r '.. | strings' "$json") ||
+			bad "no evidence names the disk guest's own logs $logs"
+		[ -f "$work/pmucanary-$mid-1.qcow2" ] || bad "--keep: the disk guest's overlay is gone"
+		[ -e "$work/pmucanary-$mid-0.qcow2" ] && bad "the initramfs guest got an overlay"
+	fi
+	rm -f "$work/pmucanary-$mid-"*.qcow2
+	virsh -c qemu:///system list --all --name | grep -q "^pmucanary-$mid-" &&
+		bad "the mixed run left a domain"
+
+	# without --keep, a SIGTERM once the fleet is up: no overlay left
+	t4=$SECONDS
+	"$bin" run --tcg --results "$work/term" "$work/mixed.ini" > "$work/term.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 600); do
+		grep -qs '"fleet-up"' "$work"/term/*/journal.jsonl && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	tid=$(basename "$(ls -d "$work"/term/*/ 2>/dev/null | head -1)")
+	[ -n "$tid" ] && [ -f "$work/pmucanary-$tid-1.qcow2" ] || bad "no disk guest overlay while the run was up"
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid"
+	rc=$?
+	echo "mixed run SIGTERMed mid-run: exit $rc in $((SECONDS - t4)) s"
+	ls "$work"/pmucanary-*.qcow2 >/dev/null 2>&1 &&
+		bad "SIGTERM without --keep left overlays: $(ls "$work"/pmucanary-*.qcow2)"
+	virsh -c qemu:///system list --all --name | grep -q "^pmucanary-$tid-" &&
+		bad "the SIGTERMed run left a domain"
+fi
+
 wait
-# --- systemd layout
+# --- the systemd image: recognised, then booted for real
 if [ "$(cat "$work/sd.rc")" != 0 ]; then
 	cat "$work/sd.err"
 	bad "inject systemd.img exited $(cat "$work/sd.rc")"
@@ -152,6 +248,22 @@ else
 	jq -e '.hooks == ["/etc/systemd/system/pmucanary-agent.service",
 		"/etc/systemd/system/multi-user.target.wants/pmucanary-agent.service"]' \
 		"$work/sd.out" >/dev/null || bad "systemd hooks: $(jq -c .hooks "$work/sd.out")"
+	# a real systemd boot: the injected unit starts the agent
+	t5=$SECONDS
+	"$bin" fleet --disk "$work/sd.qcow2" -n 1 -d 2 --memory 256 --run-dir "$work/sdrun" \
+		--run-id "$run_id-sd" --json "$work/sdfleet.json" > "$work/sdfleet.out" 2>&1
+	rc=$?
+	fhb=$(jq -r '.guests[0].first_heartbeat_s' "$work/sdfleet.json" 2>/dev/null)
+	echo "systemd disk guest: exit $rc, first heartbeat ${fhb:-none} s, $((SECONDS - t5)) s"
+	if [ "$rc" != 0 ] || [ -z "$fhb" ] || [ "$fhb" = null ]; then
+		cat "$work/sdfleet.out"; tail -40 "$work/sdrun/pmucanary-$run_id-sd-0.console"
+		bad "the systemd disk guest did not beat (exit $rc)"
+	fi
+	# systemd's own status lines: it ran the injected unit, which ran the agent
+	grep -aq 'Started.*pmucanary-agent' "$work/sdrun/pmucanary-$run_id-sd-0.console" ||
+		bad "the systemd guest's console does not show systemd starting pmucanary-agent.service"
+	grep -aq 'pmucanary-agent: service mode' "$work/sdrun/pmucanary-$run_id-sd-0.console" ||
+		bad "the systemd guest's console does not show the agent in service mode"
 fi
 
 # --- refusals: one line, exit 2, nothing left
