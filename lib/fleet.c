@@ -1469,7 +1469,7 @@ static int guest_restore_up(struct fleet *f, struct guest *g)
 	g_mutex_lock(&f->lock);
 	g->restores++;
 	g_mutex_unlock(&f->lock);
-	pc_debug("%s: restored, first heartbeat %.0f ms after the restore began", g->name,
+	pc_info("%s: restored, first heartbeat %.0f ms after the restore began", g->name,
 		 (g_get_monotonic_time() - t0) / 1e3);
 	return 0;
 }
@@ -1509,7 +1509,7 @@ static int guest_save(struct fleet *f, struct guest *g)
 	}
 	virt_domain_free(dom);
 	g_strlcpy(g->snap, path, sizeof(g->snap));
-	pc_debug("%s: saved to %s in %.0f ms", g->name, path, (g_get_monotonic_time() - t0) / 1e3);
+	pc_info("%s: saved to %s in %.0f ms", g->name, path, (g_get_monotonic_time() - t0) / 1e3);
 	return guest_restore_up(f, g);
 }
 
