@@ -584,11 +584,16 @@ static void canary_report(size_t off, uint8_t exp, uint8_t got)
 {
 	unsigned int n = atomic_fetch_add(&corrupt_reported, 1);
 
-	atomic_store(&canary_bad, true);
 	say("canary mismatch at offset 0x%zx: expected 0x%02x, got 0x%02x", off, exp, got);
 	if (n < HB_MAX_CORRUPT)
 		port_sendf("CORRUPT v=%d seq=%llu off=%zx exp=%02x got=%02x", HB_PROTO_VERSION,
 			   (unsigned long long)atomic_load(&hb_seq), off, exp, got);
+	/*
+	 * Only now: a heartbeat that says canary=bad is written after the
+	 * CORRUPT line (port_lock orders the two), so the host never sees the
+	 * bad canary without its offset.
+	 */
+	atomic_store(&canary_bad, true);
 }
 
 static void *canary_main(void *arg)
@@ -970,9 +975,11 @@ static void sysrq(char c)
 static void selftest(const char *what)
 {
 	if (!strcmp(what, "panic")) {
-		ack(HB_CMD_SELFTEST);
+		/* the ACK last, right before the panic: the host times panic to
+		 * verdict from it (bench/fleet.c), and this drain is ours */
 		say("selftest panic: sysrq c");
 		drain_port();
+		ack(HB_CMD_SELFTEST);
 		sysrq('c');
 	} else if (!strcmp(what, "hang")) {
 		ack(HB_CMD_SELFTEST);
