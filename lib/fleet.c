@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +31,9 @@
 #define FLEET_RECONNECT_US (30 * G_USEC_PER_SEC) /* a restarted libvirtd answers in ~1 s */
 #define FLEET_SAVE_SUFFIX ".save"
 #define FLEET_RESTORE_TIMEOUT_MS 15000 /* at least: restored to first heartbeat */
+#define FLEET_WATCHER_ENV "PMUCANARY_FLEET_WATCHER"
+#define FLEET_WATCHER_LINGER_US (6 * G_USEC_PER_SEC) /* a restore in flight lands */
+#define FLEET_WATCHER_MAX_S 60
 #define FLEET_RESTORE_TRIES 2 /* failed saves or restores before a guest stays on cold boots */
 
 static const char *const accel_names[FLEET_ACCEL_COUNT] = { "kvm", "tcg" };
@@ -107,6 +111,7 @@ struct fleet {
 	bool quit;
 	bool conn_lost;
 	bool close_cb;
+	int watcher_fd;         /* socket to this fleet's watcher (fleet_watcher_start) */
 	char cpu_mode[32];
 };
 
@@ -828,6 +833,127 @@ static void fleet_destroy_orphans(struct fleet *f)
 	virt_close(c); /* the domains in doms hold their own references */
 }
 
+/* ---- the watcher: what a SIGKILLed harness leaves ----
+ *
+ * AUTODESTROY ties a domain that virDomainCreateXML started to the
+ * harness's connection, but libvirt has no such flag for
+ * virDomainRestoreFlags: a restored guest outlives a harness killed with
+ * SIGKILL. So each fleet starts a watcher, a copy of this same executable
+ * (fleet_watcher_ctor runs before main) holding one end of a socket pair as
+ * its stdin. fleet_free() says "q" on it after its own cleanup; EOF without
+ * "q" means the harness died, and the watcher destroys the domains of this
+ * run that the dead harness owned (their <pc:fleet pid= start=>) and its
+ * saved images. It ignores the terminal's signals: the harness handles them
+ * and then says "q". */
+
+static void watcher_destroy(const char *uri, const char *prefix, int pid, unsigned long long start,
+			    const char *run_dir)
+{
+	int64_t t0 = g_get_monotonic_time(), last_seen = t0;
+	virConnectPtr c = NULL;
+
+	if (virt_connect(uri, &c) < 0) {
+		pc_warn("watcher of pid %d: %s: the next run cleans up", pid, pc_errmsg());
+		return;
+	}
+	/* a restore the harness began may land after its death: look again */
+	while (g_get_monotonic_time() - last_seen < FLEET_WATCHER_LINGER_US) {
+		g_autoptr(GPtrArray) doms = NULL;
+
+		if (virt_domains_list(c, prefix, &doms) < 0)
+			break;
+		for (unsigned int i = 0; i < doms->len; i++) {
+			virDomainPtr d = doms->pdata[i];
+			int owner;
+			unsigned long long owner_start;
+
+			if (!domain_owner(d, &owner, &owner_start) || owner != pid || owner_start != start)
+				continue;
+			last_seen = g_get_monotonic_time();
+			if (virt_domain_destroy(d) < 0)
+				pc_warn("%s", pc_errmsg());
+			else
+				pc_warn("destroyed %s: its harness (pid %d) was killed", virt_domain_name(d), pid);
+		}
+		g_usleep(300000);
+	}
+	virt_close(c);
+	reap_saves_in(run_dir);
+}
+
+__attribute__((constructor)) static void fleet_watcher_ctor(void)
+{
+	const char *env = getenv(FLEET_WATCHER_ENV);
+	g_auto(GStrv) part = NULL;
+	char c;
+	ssize_t n;
+
+	if (!env)
+		return;
+	/* uri \n name prefix \n pid \n start \n run dir */
+	part = g_strsplit(env, "\n", 5);
+	if (g_strv_length(part) != 5)
+		_exit(2);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	do
+		n = read(STDIN_FILENO, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1 && c == 'q')
+		_exit(0);
+	alarm(FLEET_WATCHER_MAX_S); /* a libvirtd that does not answer */
+	watcher_destroy(part[0], part[1], atoi(part[2]), g_ascii_strtoull(part[3], NULL, 10), part[4]);
+	_exit(0);
+}
+
+/* Starts the watcher of f; -1 in f->watcher_fd (and a warning) when it
+ * cannot: the run goes on, with the next run's cleanup as before. */
+static void fleet_watcher_start(struct fleet *f)
+{
+	g_autofree char *spec = NULL, *prefix = g_strdup_printf(FLEET_NAME_PREFIX "%s-", f->run_id);
+	g_auto(GStrv) envp = g_get_environ();
+	g_autoptr(GError) err = NULL;
+	/* argv[0] a name ps and pkill -f can find: "pmucanary-watcher RUN_ID" */
+	char *argv[] = { "/proc/self/exe", "pmucanary-watcher", f->run_id, NULL };
+	int sv[2];
+
+	f->watcher_fd = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		pc_warn("no watcher for run %s: %s", f->run_id, g_strerror(errno));
+		return;
+	}
+	spec = g_strdup_printf("%s\n%s\n%d\n%llu\n%s", f->uri, prefix, (int)getpid(),
+			       proc_starttime(getpid()), f->run_dir);
+	envp = g_environ_setenv(envp, FLEET_WATCHER_ENV, spec, TRUE);
+	/* without G_SPAWN_DO_NOT_REAP_CHILD GLib forks twice: the watcher is
+	 * not our child, and trace_run()'s waitpid(-1) never sees it */
+	if (!g_spawn_async_with_pipes_and_fds(NULL, (const char *const *)argv,
+					      (const char *const *)envp,
+					      G_SPAWN_FILE_AND_ARGV_ZERO | G_SPAWN_STDOUT_TO_DEV_NULL,
+					      NULL, NULL, sv[1], -1, -1, NULL, NULL, 0, NULL,
+					      NULL, NULL, NULL, &err)) {
+		pc_warn("no watcher for run %s: %s", f->run_id, err->message);
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	close(sv[1]);
+	f->watcher_fd = sv[0];
+}
+
+/* f cleaned up after itself: its watcher goes without looking. */
+static void fleet_watcher_stop(struct fleet *f)
+{
+	if (f->watcher_fd < 0)
+		return;
+	if (send(f->watcher_fd, "q", 1, MSG_NOSIGNAL) != 1)
+		pc_debug("watcher of run %s: %s", f->run_id, g_strerror(errno));
+	close(f->watcher_fd);
+	f->watcher_fd = -1;
+}
+
 /* ---- lifecycle of the fleet ---- */
 
 static int sig_pipe[2] = { -1, -1 };
@@ -923,6 +1049,7 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 	g_cond_init(&f->cond);
 	f->verdicts = g_ptr_array_new_with_free_func((GDestroyNotify)fleet_verdict_free);
 	f->ev_ids[0] = f->ev_ids[1] = -1;
+	f->watcher_fd = -1;
 	f->t0_us = g_get_monotonic_time();
 
 	rc = virt_connect(f->uri, &f->conn);
@@ -953,6 +1080,7 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 	}
 	fleet_reap_stale(f);
 	fleet_reap_saves(f);
+	fleet_watcher_start(f);
 	rc = virt_events_register(f->conn, lifecycle_event, reboot_event, f, f->ev_ids);
 	if (rc < 0)
 		goto fail;
@@ -1206,6 +1334,7 @@ void fleet_free(struct fleet *f)
 		virt_events_deregister(f->conn, f->ev_ids);
 		virt_close(f->conn);
 	}
+	fleet_watcher_stop(f);
 	g_ptr_array_unref(f->verdicts);
 	g_mutex_clear(&f->lock);
 	g_cond_clear(&f->cond);

@@ -242,8 +242,9 @@ else
 fi
 [ $fail -eq 0 ] || explain "$lv_dir" "$work/lv.out"
 
-# Again, the harness frozen while libvirtd dies, then SIGKILLed: its guests
-# outlive it, and only the next start can destroy them.
+# Again, the harness frozen while libvirtd dies, then SIGKILLed with its
+# watcher (as a kill of its whole process group would): its guests outlive
+# it, and only the next start can destroy them.
 "$bin" run --tcg --resume "$lv_dir" >"$work/lv2.out" 2>&1 &
 pid=$!
 n0=$(wc -l <"$journal")
@@ -255,6 +256,7 @@ done
 orphans=$(domains "$lv_id")
 kill -STOP "$pid"
 kill_libvirtd
+pkill -9 -f "^pmucanary-watcher $lv_id\$"
 kill -9 "$pid"; kill -CONT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=
 orphans=$(uuids_left "$orphans")
 if [ -z "$orphans" ]; then
