@@ -68,6 +68,11 @@ parse_list() {
 		for key in file find replace catch; do
 			[ -n "$(eval "echo \"\${$key[\$n]}\"")" ] || die "$list: [$n]: no $key"
 		done
+		# a catch names suites, space-separated ("a, b" would name "a,")
+		for key in ${catch[$n]}; do
+			[ -e "$top/tests/$key" ] || [ -e "$top/tests/$key.c" ] ||
+				die "$list: [$n]: catch: no suite tests/$key"
+		done
 	done
 }
 
