@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 PACKAGES=(build-essential pkg-config qemu-system-x86 qemu-utils
 	libvirt-daemon-system libvirt-clients libvirt-dev libcmocka-dev
 	libglib2.0-dev libjansson-dev libarchive-dev libguestfs-dev
-	linux-image-amd64 linux-perf procps)
+	linux-image-amd64 linux-perf procps tini)
 # Only the test suite needs these: jq for the CLI suites, xmllint for the
 # JUnit check, Chromium to look at the HTML report, and Debian's kernel
 # source with what building it takes for the lab suites' test kernels
@@ -41,6 +41,20 @@ install_packages() {
 		"${missing[@]}" >/dev/null
 }
 
+# libvirtd daemonizes each QEMU, so a QEMU that exits is reaped by PID 1;
+# some container and microVM inits reap late (1-2 s here), and
+# virDomainDestroy waits for that zombie to go: every harmed guest's
+# restart paid it. tini -s, a subreaper, reaps them at once (destroy
+# 1.64 s -> 0.23 s here). Without systemd only: a systemd host's libvirtd
+# is running already and is left as it is.
+launch_libvirtd() {
+	if command -v tini >/dev/null; then
+		setsid tini -s -- libvirtd </dev/null >/dev/null 2>&1 &
+	else
+		libvirtd -d
+	fi
+}
+
 start_libvirtd() {
 	if [ -S /run/libvirt/libvirt-sock ] && virsh -c qemu:///system version >/dev/null 2>&1; then
 		return 0
@@ -48,7 +62,7 @@ start_libvirtd() {
 	[ "$(id -u)" = 0 ] || { echo "run.sh: libvirtd is not running and we are not root" >&2; exit 125; }
 	echo "run.sh: starting virtlogd and libvirtd"
 	pgrep -x virtlogd >/dev/null || virtlogd -d
-	pgrep -x libvirtd >/dev/null || libvirtd -d
+	pgrep -x libvirtd >/dev/null || launch_libvirtd
 	for _ in $(seq 1 50); do
 		virsh -c qemu:///system version >/dev/null 2>&1 && return 0
 		sleep 0.2

@@ -28,9 +28,9 @@
 # anyone), every guest's stream and event registration would have to be
 # rebuilt, and `--resume` already re-arms a batch judged INFRA: the resumed
 # run ends with the uninterrupted run's cells, as checked here.
-# Needs root (kills libvirtd, mounts a tmpfs) and a running libvirtd started
-# with `libvirtd -d` (its pid file); libvirtd is always started again in the
-# EXIT trap. Killing libvirtd disrupts other libvirt users of the machine for
+# Needs root (kills libvirtd, mounts a tmpfs) and a running libvirtd that
+# wrote its pid file (run.sh starts it under tini, or `libvirtd -d`);
+# libvirtd is always started again in the EXIT trap. Killing libvirtd disrupts other libvirt users of the machine for
 # 2-3 s, twice per run of this suite. PMUCANARY_KEEP_WORK=1 keeps the temp
 # directory (outputs, journals) for a look after a failure;
 # PMUCANARY_FAULT_PARTS="libvirtd chain full" (the default) picks parts.
@@ -47,7 +47,7 @@ command -v libvirtd >/dev/null || { echo "SKIP: no libvirtd binary to restart"; 
 command -v jq >/dev/null || { echo "FAIL jq is not installed"; exit 1; }
 pidfile=/run/libvirtd.pid
 [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null ||
-	{ echo "SKIP: libvirtd answers but $pidfile does not name it (not started with libvirtd -d)"; exit 77; }
+	{ echo "SKIP: libvirtd answers but $pidfile does not name it (not started by run.sh or libvirtd -d)"; exit 77; }
 
 work=$(mktemp -d /tmp/it_faults.XXXXXX)
 chmod 755 "$work"
@@ -60,10 +60,17 @@ libvirtd_wait() { # answers within 20 s
 	done
 	return 1
 }
+libvirtd_launch() { # as run.sh's launch_libvirtd: under tini when there is one
+	if command -v tini >/dev/null; then
+		setsid tini -s -- libvirtd </dev/null >/dev/null 2>&1 &
+	else
+		libvirtd -d
+	fi
+}
 libvirtd_start() { # like run.sh's start_libvirtd
 	virsh -c "$uri" version >/dev/null 2>&1 && return 0
 	pgrep -x virtlogd >/dev/null || virtlogd -d
-	libvirtd -d
+	libvirtd_launch
 	libvirtd_wait
 }
 cleanup() {
@@ -143,7 +150,7 @@ kill_libvirtd() { # SIGKILL, then restart; prints the window
 	lp=$(cat "$pidfile")
 	kill -9 "$lp"
 	while kill -0 "$lp" 2>/dev/null; do sleep 0.05; done
-	libvirtd -d
+	libvirtd_launch
 	libvirtd_wait || { echo "FAIL libvirtd did not come back"; exit 1; }
 	echo "#    libvirtd (pid $lp) killed and answering again after $((SECONDS - w0)) s"
 }
