@@ -188,6 +188,10 @@ uint64_t fleet_mark(struct fleet *f);
 int fleet_verdicts_since(struct fleet *f, uint64_t mark, GPtrArray **out);
 /* Waits until a verdict after mark exists: 0, or -ETIMEDOUT. */
 int fleet_wait_verdict(struct fleet *f, uint64_t mark, unsigned int timeout_ms);
+/* Every guest has a verdict after mark and its evidence is whole (the
+ * console tail read, no NMI pending): nothing more to watch until the
+ * guests restart. */
+bool fleet_all_harmed_since(struct fleet *f, uint64_t mark);
 /* Waits until every guest is HEALTHY with a heartbeat within the timeout:
  * 0, -ETIMEDOUT, or -EIO when a guest is HARMED/INFRA/OFF. */
 int fleet_wait_healthy(struct fleet *f, unsigned int timeout_ms);

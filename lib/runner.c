@@ -534,6 +534,30 @@ static const char *infra_why(json_t *verdicts)
 }
 
 /* Arms, dwells, judges one batch; the isolate oracle. */
+#define RUNNER_DWELL_POLL_MS 20
+
+/* The batch's dwell, in ms: the scenario's, or less when every guest is
+ * harmed (and its evidence whole) before it ends, since no guest is left
+ * to watch. */
+static unsigned int runner_dwell(struct run *r, struct load *l)
+{
+	int64_t t0 = g_get_monotonic_time(), end = t0 + (int64_t)r->dwell_ms * 1000;
+
+	if (!r->g->all_harmed) {
+		load_dwell(l, r->dwell_ms);
+		return r->dwell_ms;
+	}
+	for (;;) {
+		int64_t now = g_get_monotonic_time();
+
+		if (now >= end)
+			return r->dwell_ms;
+		if (r->g->all_harmed(r->g->ctx))
+			return (unsigned int)((now - t0) / 1000);
+		load_dwell(l, (unsigned int)MIN(RUNNER_DWELL_POLL_MS, (end - now + 999) / 1000));
+	}
+}
+
 static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *res)
 {
 	g_autofree const char **keys = g_new0(const char *, t->count + 1);
@@ -543,6 +567,7 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 	json_t *verdicts = json_object(), *guests = NULL, *loadj = json_array();
 	enum outcome o = OUTCOME_OK;
 	bool selftest = false, judged = false;
+	unsigned int dwelt;
 	int e;
 
 	for (size_t i = 0; i < t->count; i++) {
@@ -639,7 +664,7 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 	if (selftest && r->selftest_harm != RUNNER_HARM_HOST_CRASH &&
 	    (e = r->g->selftest(r->g->ctx, r->selftest_harm)))
 		goto infra;
-	load_dwell(l, r->dwell_ms);
+	dwelt = runner_dwell(r, l);
 	load_disarm(l);
 	for (size_t i = 0; i < t->count; i++) {
 		const struct load_count *c = load_count_at(l, i);
@@ -662,6 +687,8 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 	json_object_set_new(verdicts, "guests", guests ? guests : json_array());
 	json_object_set_new(verdicts, "host", hits_to_json(hits));
 	json_object_set_new(verdicts, "load", json_incref(loadj));
+	if (dwelt < r->dwell_ms)
+		json_object_set_new(verdicts, "dwell_ms", json_integer(dwelt));
 	load_stats_apply(r, t->ids, t->count, loadj);
 	if (o == OUTCOME_INFRA) {
 		journal_judged(r->j, t->seq, outcome_name(o), verdicts);
@@ -1592,6 +1619,13 @@ static int fg_selftest(void *ctx, enum runner_harm how)
 	return 0;
 }
 
+static bool fg_all_harmed(void *ctx)
+{
+	struct fleet_guests *fg = ctx;
+
+	return fg->f && fleet_all_harmed_since(fg->f, fg->mark);
+}
+
 static void fg_health(void *ctx, unsigned int *healthy, unsigned int *total)
 {
 	struct fleet_guests *fg = ctx;
@@ -1622,7 +1656,7 @@ int runner_fleet_guests(const char *uri, bool tcg, bool keep_disks, struct runne
 	fg->tcg = tcg;
 	fg->keep_disks = keep_disks;
 	*out = (struct runner_guests){ fg, fg_start, fg_mark, fg_judge, fg_restart,
-				       fg_selftest, fg_stop, fg_health };
+				       fg_selftest, fg_stop, fg_health, fg_all_harmed };
 	return 0;
 }
 

@@ -59,6 +59,9 @@ struct runner_guests {
 	void (*stop)(void *ctx);
 	/* Optional: how many guests are healthy right now, for progress. */
 	void (*health)(void *ctx, unsigned int *healthy, unsigned int *total);
+	/* Optional: every guest is harmed since the mark, its evidence
+	 * complete. The dwell ends then: no guest is left to watch. */
+	bool (*all_harmed)(void *ctx);
 };
 
 /* Where a run is, for a live progress line (never for verdicts). */

@@ -152,9 +152,16 @@ static void f_stop(void *ctx)
 
 static struct runner_guests fake_guests(struct fake *f)
 {
-	struct runner_guests g = { f, f_start, f_mark, f_judge, f_restart, f_selftest, f_stop, NULL };
+	struct runner_guests g = { f, f_start, f_mark, f_judge, f_restart, f_selftest, f_stop, NULL,
+				    NULL };
 
 	return g;
+}
+
+/* Every (fake) guest is harmed as soon as the self-test told it to be. */
+static bool f_all_harmed(void *ctx)
+{
+	return ((struct fake *)ctx)->harmed_since_mark;
 }
 
 struct fixture {
@@ -267,6 +274,61 @@ static void test_clean_run(void **state)
 		assert_false(outcome_is_harm(((struct cell *)set->cells->pdata[i])->outcome));
 	g_autofree char *mpath = g_build_filename(rep.run_dir, "matrix.txt", NULL);
 	assert_true(g_file_get_contents(mpath, &matrix, NULL, NULL));
+	runner_report_clear(&rep);
+}
+
+/* A batch whose guests are all harmed ends its dwell then: the judged line
+ * says how long it dwelt; a batch that harmed nothing dwells in full. */
+static void test_dwell_ends_when_all_harmed(void **state)
+{
+	struct fixture *fx = armed_fixture(state);
+	struct fake f = { 0 };
+	struct runner_guests g = fake_guests(&f);
+	struct runner_opts o = opts_for(fx);
+	struct runner_report rep;
+	g_autofree char *ini = g_build_filename(fx->dir, "long.ini", NULL), *text = NULL;
+	g_autofree char *jpath = NULL;
+	g_auto(GStrv) lines = NULL;
+	unsigned int harmed = 0, clean = 0;
+	int64_t t0 = g_get_monotonic_time();
+
+	assert_true(g_file_set_contents(ini,
+		"[sweep]\nevents = cpu-clock\nmodifiers = -; u; k\nprofiles = perf-modern\n"
+		"[load]\nbatch_size = 4\nconfirm = 2\ndwell = 1500ms\n", -1, NULL));
+	o.scenario = ini;
+	o.selftest_spec = "cpu-clock:u";
+	o.selftest_harm = RUNNER_HARM_CRASH;
+	g.all_harmed = f_all_harmed;
+	if (runner_run(&o, &g, &rep))
+		fail_msg("%s", pc_errmsg());
+	assert_int_equal(rep.verdict, RUNNER_VERDICT_HARM);
+	jpath = g_build_filename(rep.run_dir, JOURNAL_FILE, NULL);
+	assert_true(g_file_get_contents(jpath, &text, NULL, NULL));
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		json_t *j = **l ? json_loads(*l, 0, NULL) : NULL;
+		json_t *dw;
+
+		if (!j || g_strcmp0(json_string_value(json_object_get(j, "step")), "judged")) {
+			json_decref(j);
+			continue;
+		}
+		dw = json_object_get(json_object_get(j, "verdicts"), "dwell_ms");
+		if (!g_strcmp0(json_string_value(json_object_get(j, "outcome")), "GUEST_CRASH")) {
+			assert_true(json_is_integer(dw));
+			assert_true(json_integer_value(dw) < 500);
+			harmed++;
+		} else {
+			assert_null(dw);
+			clean++;
+		}
+		json_decref(j);
+	}
+	print_message("%u harmful batches cut short, %u clean ones dwelt 1.5 s: %.1f s\n", harmed,
+		      clean, (g_get_monotonic_time() - t0) / 1e6);
+	assert_true(harmed >= 2);
+	/* the harmful ones did not dwell: well under 1.5 s each */
+	assert_true(g_get_monotonic_time() - t0 < (int64_t)(clean * 1500 + harmed * 500 + 3000) * 1000);
 	runner_report_clear(&rep);
 }
 
@@ -664,6 +726,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_selftest_harm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dwell_ends_when_all_harmed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_infra_and_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwritable_report_leaves_no_run_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_crash_on_resume, setup, teardown),
