@@ -77,6 +77,7 @@ static atomic_uint interval_ms;
 static atomic_bool work_on;
 static atomic_bool hung;          /* selftest hang: send nothing more */
 static atomic_bool canary_bad;
+static atomic_bool beat_now; /* HB_CMD_BEAT: the main loop sends a heartbeat now */
 static atomic_uint oops_count;
 static atomic_uint corrupt_reported;
 static atomic_ullong hb_seq;      /* seq of the last HB sent (0: none yet) */
@@ -1046,6 +1047,8 @@ static void handle_command(char *line)
 		say("work %s", arg);
 	} else if (!strcmp(word, HB_CMD_SELFTEST) && arg) {
 		selftest(arg);
+	} else if (!strcmp(word, HB_CMD_BEAT) && !arg) {
+		atomic_store(&beat_now, true);
 	} else {
 		say("ignoring command '%s%s%s'", word, arg ? " " : "", arg ? arg : "");
 	}
@@ -1507,6 +1510,10 @@ static void run(void)
 			memmove(in, in + used, inlen - used);
 			inlen -= used;
 		}
+		/* asked for a heartbeat: the next one is due now, and the
+		 * interval counts from it */
+		if (atomic_exchange(&beat_now, false))
+			next = mono_ms();
 	}
 }
 

@@ -842,12 +842,12 @@ static void fleet_destroy_orphans(struct fleet *f)
  * (fleet_watcher_ctor runs before main) holding one end of a socket pair as
  * its stdin. fleet_free() says "q" on it after its own cleanup; EOF without
  * "q" means the harness died, and the watcher destroys the domains of this
- * run that the dead harness owned (their <pc:fleet pid= start=>) and its
- * saved images. It ignores the terminal's signals: the harness handles them
+ * run that the dead harness owned (their <pc:fleet pid= start=>), its
+ * saved images and its disk guests' overlays (unless keep_disks). It ignores the terminal's signals: the harness handles them
  * and then says "q". */
 
 static void watcher_destroy(const char *uri, const char *prefix, int pid, unsigned long long start,
-			    const char *run_dir)
+			    const char *run_dir, const char *disk_dir, unsigned int guests)
 {
 	int64_t t0 = g_get_monotonic_time(), last_seen = t0;
 	virConnectPtr c = NULL;
@@ -879,6 +879,13 @@ static void watcher_destroy(const char *uri, const char *prefix, int pid, unsign
 	}
 	virt_close(c);
 	reap_saves_in(run_dir);
+	/* disk guests' overlays (fleet_guest_disk()), unless the run keeps them */
+	for (unsigned int i = 0; *disk_dir && i < guests; i++) {
+		g_autofree char *path = g_strdup_printf("%s/%s%u.qcow2", disk_dir, prefix, i);
+
+		if (unlink(path) == 0)
+			pc_warn("removed %s: its harness (pid %d) was killed", path, pid);
+	}
 }
 
 __attribute__((constructor)) static void fleet_watcher_ctor(void)
@@ -890,9 +897,9 @@ __attribute__((constructor)) static void fleet_watcher_ctor(void)
 
 	if (!env)
 		return;
-	/* uri \n name prefix \n pid \n start \n run dir */
-	part = g_strsplit(env, "\n", 5);
-	if (g_strv_length(part) != 5)
+	/* uri, name prefix, pid, start, run dir, overlay dir (or ""), guests */
+	part = g_strsplit(env, "\n", 7);
+	if (g_strv_length(part) != 7)
 		_exit(2);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
@@ -904,7 +911,8 @@ __attribute__((constructor)) static void fleet_watcher_ctor(void)
 	if (n == 1 && c == 'q')
 		_exit(0);
 	alarm(FLEET_WATCHER_MAX_S); /* a libvirtd that does not answer */
-	watcher_destroy(part[0], part[1], atoi(part[2]), g_ascii_strtoull(part[3], NULL, 10), part[4]);
+	watcher_destroy(part[0], part[1], atoi(part[2]), g_ascii_strtoull(part[3], NULL, 10), part[4],
+			part[5], (unsigned int)atoi(part[6]));
 	_exit(0);
 }
 
@@ -913,6 +921,8 @@ __attribute__((constructor)) static void fleet_watcher_ctor(void)
 static void fleet_watcher_start(struct fleet *f)
 {
 	g_autofree char *spec = NULL, *prefix = g_strdup_printf(FLEET_NAME_PREFIX "%s-", f->run_id);
+	g_autofree char *disk_dir = f->disk && !f->cfg.keep_disks ? g_path_get_dirname(f->disk)
+								   : g_strdup("");
 	g_auto(GStrv) envp = g_get_environ();
 	g_autoptr(GError) err = NULL;
 	/* argv[0] a name ps and pkill -f can find: "pmucanary-watcher RUN_ID" */
@@ -924,8 +934,8 @@ static void fleet_watcher_start(struct fleet *f)
 		pc_warn("no watcher for run %s: %s", f->run_id, g_strerror(errno));
 		return;
 	}
-	spec = g_strdup_printf("%s\n%s\n%d\n%llu\n%s", f->uri, prefix, (int)getpid(),
-			       proc_starttime(getpid()), f->run_dir);
+	spec = g_strdup_printf("%s\n%s\n%d\n%llu\n%s\n%s\n%u", f->uri, prefix, (int)getpid(),
+			       proc_starttime(getpid()), f->run_dir, disk_dir, f->n);
 	envp = g_environ_setenv(envp, FLEET_WATCHER_ENV, spec, TRUE);
 	/* without G_SPAWN_DO_NOT_REAP_CHILD GLib forks twice: the watcher is
 	 * not our child, and trace_run()'s waitpid(-1) never sees it */
@@ -1415,6 +1425,20 @@ int fleet_wait_verdict(struct fleet *f, uint64_t mark, unsigned int timeout_ms)
 	return rc < 0 ? pc_fail(ETIMEDOUT, "no verdict within %u ms", timeout_ms) : 0;
 }
 
+bool fleet_all_harmed_since(struct fleet *f, uint64_t mark)
+{
+	bool all = f->n > 0;
+
+	g_mutex_lock(&f->lock);
+	for (unsigned int i = 0; i < f->n && all; i++) {
+		const struct guest *g = &f->g[i];
+
+		all = g->harm && g->harm->id > mark && !g->console_due_us && !g->nmi_pending;
+	}
+	g_mutex_unlock(&f->lock);
+	return all;
+}
+
 int fleet_wait_healthy(struct fleet *f, unsigned int timeout_ms)
 {
 	int64_t end = g_get_monotonic_time() + (int64_t)timeout_ms * 1000;
@@ -1539,6 +1563,10 @@ static int guest_restore(struct fleet *f, struct guest *g)
 	rc = virt_domain_restore(f->conn, g->snap, g->name, &dom);
 	if (rc == 0)
 		rc = virt_channel_open(f->conn, dom, HB_PORT_NAME, stream_event, g, &st);
+	/* the saved agent sleeps out a heartbeat interval: wake it (an agent
+	 * that does not know the word only logs it) */
+	if (rc == 0 && virt_stream_send(st, HB_CMD_BEAT "\n", strlen(HB_CMD_BEAT) + 1) < 0)
+		pc_debug("%s: %s: %s", g->name, HB_CMD_BEAT, pc_errmsg());
 	g_mutex_lock(&f->lock);
 	if (rc < 0) {
 		g_strlcpy(g->restore_note, pc_errmsg(), sizeof(g->restore_note));

@@ -83,5 +83,6 @@
 #define HB_CMD_INTERVAL "interval"
 #define HB_CMD_WORK "work"
 #define HB_CMD_SELFTEST "selftest"
+#define HB_CMD_BEAT "beat"   /* send a heartbeat now (a restored guest's first) */
 
 #endif
