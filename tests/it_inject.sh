@@ -20,7 +20,8 @@
 #    GUEST_CRASH 2/2 on both, the cell's evidence names the disk guest's own
 #    logs, its second incarnation has a fresh overlay (its own /var/log
 #    holds one boot), and --keep leaves that overlay; the same run without
-#    --keep, SIGTERMed mid-run, leaves none;
+#    --keep, SIGTERMed mid-run, leaves none; SIGKILLed mid-run, its watcher
+#    removes it;
 #  - the systemd image (the host's real systemd as its init) is recognised
 #    (unit + multi-user.target.wants link) and boots for real: heartbeats
 #    arrive from the agent systemd started through the injected unit;
@@ -236,6 +237,35 @@ INI
 		bad "SIGTERM without --keep left overlays: $(ls "$work"/pmucanary-*.qcow2)"
 	virsh -c qemu:///system list --all --name | grep -q "^pmucanary-$tid-" &&
 		bad "the SIGTERMed run left a domain"
+
+	# SIGKILL once the fleet is up: the harness cleans nothing, its watcher
+	# (lib/fleet.c) destroys the guests and removes the overlay
+	t5=$SECONDS
+	"$bin" run --tcg --results "$work/kill" "$work/mixed.ini" > "$work/kill.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 600); do
+		grep -qs '"fleet-up"' "$work"/kill/*/journal.jsonl && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	kid=$(basename "$(ls -d "$work"/kill/*/ 2>/dev/null | head -1)")
+	if [ -z "$kid" ] || [ ! -f "$work/pmucanary-$kid-1.qcow2" ]; then
+		bad "no disk guest overlay while the run to be SIGKILLed was up"
+	else
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		for _ in $(seq 60); do
+			[ -e "$work/pmucanary-$kid-1.qcow2" ] ||
+				virsh -c qemu:///system list --all --name | grep -q "^pmucanary-$kid-" || break
+			sleep 0.5
+		done
+		echo "mixed run SIGKILLed mid-run: cleaned up $((SECONDS - t5)) s after its start"
+		[ -e "$work/pmucanary-$kid-1.qcow2" ] && bad "SIGKILL without --keep left the overlay"
+		virsh -c qemu:///system list --all --name | grep -q "^pmucanary-$kid-" &&
+			bad "the SIGKILLed run left a domain"
+		grep -q "removed .*pmucanary-$kid-1.qcow2: its harness (pid $pid) was killed" "$work/kill.out" ||
+			bad "the SIGKILLed run's output does not say its watcher removed the overlay"
+	fi
 fi
 
 wait
