@@ -104,7 +104,7 @@ int cmd_fleet(int argc, char **argv)
 		{ "timeout", 0, 0, G_OPTION_ARG_STRING, &timeout_opt,
 		  "hang after this long without heartbeat, ms, 100..3600000", "MS" },
 		{ "parallel", 0, 0, G_OPTION_ARG_STRING, &parallel_opt,
-		  "guests booting at once, 1..64 (CPUs)", "N" },
+		  "guests booting at once, 1..64 (twice the online CPUs)", "N" },
 		{ "no-work", 0, 0, G_OPTION_ARG_NONE, &no_work, "no busy workload in the guests", NULL },
 		{ "run-dir", 0, 0, G_OPTION_ARG_FILENAME, &run_dir, "console logs (results/fleet-<pid>)", "DIR" },
 		{ "run-id", 0, 0, G_OPTION_ARG_STRING, &run_id, "names guests pmucanary-<id>-<n> (pid)", "ID" },

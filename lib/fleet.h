@@ -87,7 +87,7 @@ struct fleet_config {
 	unsigned int hb_interval_ms;  /* 0: HB_DEFAULT_INTERVAL_MS */
 	unsigned int hb_timeout_ms;   /* 0: 2000 (kvm) / 5000 (tcg) */
 	unsigned int boot_timeout_ms; /* 0: 30000 (kvm) / 120000 (tcg) */
-	unsigned int parallel;    /* guests booting at once; 0: online CPUs */
+	unsigned int parallel;    /* guests booting at once; 0: twice the online CPUs */
 	bool force_tcg;           /* type='qemu' even where KVM works */
 	bool no_work;             /* pmucanary.work=off */
 	unsigned int canary_mib;  /* 0: the agent's default */
@@ -178,6 +178,8 @@ void fleet_free(struct fleet *f);
 
 enum fleet_accel fleet_accel(const struct fleet *f);
 unsigned int fleet_size(const struct fleet *f);
+/* How many guests boot or restart at once (cfg.parallel or its default). */
+unsigned int fleet_parallel(const struct fleet *f);
 double fleet_elapsed_s(const struct fleet *f);
 
 /* A point in the verdict timeline; verdicts_since(mark) returns only later

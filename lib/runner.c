@@ -1531,12 +1531,12 @@ static gpointer fg_restart_one(gpointer p)
 }
 
 /* The guests that are not healthy, restarted side by side, as many at once
- * as fleet_start() boots (online CPUs): a cold boot under TCG is CPU-bound,
- * and more at once would stretch each towards its boot timeout. */
+ * as fleet_start() boots (fleet_parallel(): twice the online CPUs unless
+ * the fleet was told otherwise). */
 static int fg_restart_unhealthy(struct fleet_guests *fg)
 {
 	unsigned int n = fleet_size(fg->f);
-	unsigned int wave = MAX(1, (unsigned int)sysconf(_SC_NPROCESSORS_ONLN));
+	unsigned int wave = MAX(1, fleet_parallel(fg->f));
 	g_autofree struct fg_restart_job *jobs = g_new0(struct fg_restart_job, n);
 	g_autofree GThread **th = g_new0(GThread *, n);
 	int rc = 0;
