@@ -848,8 +848,9 @@ static void fleet_destroy_orphans(struct fleet *f)
  * its stdin. fleet_free() says "q" on it after its own cleanup; EOF without
  * "q" means the harness died, and the watcher destroys the domains of this
  * run that the dead harness owned (their <pc:fleet pid= start=>), its
- * saved images and its disk guests' overlays (unless keep_disks). It ignores the terminal's signals: the harness handles them
- * and then says "q". */
+ * saved images and its disk guests' overlays (unless keep_disks). It
+ * ignores the terminal's signals: the harness handles them and then says
+ * "q". */
 
 static void watcher_destroy(const char *uri, const char *prefix, int pid, unsigned long long start,
 			    const char *run_dir, const char *disk_dir, unsigned int guests)

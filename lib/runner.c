@@ -533,7 +533,6 @@ static const char *infra_why(json_t *verdicts)
 	return "no guest could report";
 }
 
-/* Arms, dwells, judges one batch; the isolate oracle. */
 #define RUNNER_DWELL_POLL_MS 20
 
 /* The batch's dwell, in ms: the scenario's, or less when every guest is
@@ -558,6 +557,7 @@ static unsigned int runner_dwell(struct run *r, struct load *l)
 	}
 }
 
+/* Arms, dwells, judges one batch; the isolate oracle. */
 static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *res)
 {
 	g_autofree const char **keys = g_new0(const char *, t->count + 1);

@@ -363,7 +363,7 @@ else
 	reaped=$(cat "$work"/chain*.out | grep -c 'left by dead run')
 	[ -z "$left" ] && [ $fail -eq 0 ] &&
 	echo "ok   no guest of a killed invocation outlived the next start ($checked checked while" \
-	     "running; $reaped destroyed by a next start's cleanup, the rest by AUTODESTROY)"
+	     "running; $reaped destroyed by a next start's cleanup, the rest by AUTODESTROY or the watcher)"
 	if [ $rc -ne 1 ]; then
 		echo "FAIL final resume: exit $rc (want 1)"; explain "$ch_dir" "$work/chain-final.out"; fail=1
 	elif same_as_ref "$ch_dir/run.json" "the chain's last run, resumed ($kills kills in all)"; then

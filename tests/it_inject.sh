@@ -218,16 +218,23 @@ INI
 	virsh -c qemu:///system list --all --name | grep -q "^pmucanary-$mid-" &&
 		bad "the mixed run left a domain"
 
+	# The mixed run in the background until its fleet is up: pid, and rid
+	# (its run id: its guests are pmucanary-$rid-N).
+	mixed_up() { # name
+		"$bin" run --tcg --results "$work/$1" "$work/mixed.ini" > "$work/$1.out" 2>&1 &
+		pid=$!
+		for _ in $(seq 600); do
+			grep -qs '"fleet-up"' "$work/$1"/*/journal.jsonl && break
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.5
+		done
+		rid=$(basename "$(ls -d "$work/$1"/*/ 2>/dev/null | head -1)")
+	}
+
 	# without --keep, a SIGTERM once the fleet is up: no overlay left
 	t4=$SECONDS
-	"$bin" run --tcg --results "$work/term" "$work/mixed.ini" > "$work/term.out" 2>&1 &
-	pid=$!
-	for _ in $(seq 600); do
-		grep -qs '"fleet-up"' "$work"/term/*/journal.jsonl && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.5
-	done
-	tid=$(basename "$(ls -d "$work"/term/*/ 2>/dev/null | head -1)")
+	mixed_up term
+	tid=$rid
 	[ -n "$tid" ] && [ -f "$work/pmucanary-$tid-1.qcow2" ] || bad "no disk guest overlay while the run was up"
 	kill -TERM "$pid" 2>/dev/null
 	wait "$pid"
@@ -241,14 +248,8 @@ INI
 	# SIGKILL once the fleet is up: the harness cleans nothing, its watcher
 	# (lib/fleet.c) destroys the guests and removes the overlay
 	t5=$SECONDS
-	"$bin" run --tcg --results "$work/kill" "$work/mixed.ini" > "$work/kill.out" 2>&1 &
-	pid=$!
-	for _ in $(seq 600); do
-		grep -qs '"fleet-up"' "$work"/kill/*/journal.jsonl && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.5
-	done
-	kid=$(basename "$(ls -d "$work"/kill/*/ 2>/dev/null | head -1)")
+	mixed_up kill
+	kid=$rid
 	if [ -z "$kid" ] || [ ! -f "$work/pmucanary-$kid-1.qcow2" ]; then
 		bad "no disk guest overlay while the run to be SIGKILLed was up"
 	else
