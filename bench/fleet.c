@@ -360,20 +360,6 @@ static void bench_rss(void)
 	fleet_free(f);
 }
 
-/* The fleets' console logs: flat files, and the directory itself. */
-static void remove_work_dir(void)
-{
-	g_autoptr(GDir) d = g_dir_open(work_dir, 0, NULL);
-	const char *e;
-
-	while (d && (e = g_dir_read_name(d))) {
-		g_autofree char *path = g_build_filename(work_dir, e, NULL);
-
-		unlink(path);
-	}
-	rmdir(work_dir);
-}
-
 int main(int argc, char **argv)
 {
 	GOptionEntry entries[] = {
@@ -421,6 +407,6 @@ int main(int argc, char **argv)
 		bench_rss();
 	if (!opt_only || !strcmp(opt_only, "restore"))
 		bench_restore();
-	remove_work_dir();
+	image_remove_tree(work_dir); /* the fleets' console logs */
 	return 0;
 }
