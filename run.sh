@@ -4,6 +4,7 @@
 #   ./run.sh check    set up, build and run the whole test suite (make check,
 #                     then make check SANITIZE=1)
 #   ./run.sh setup    only install packages and start libvirtd
+#   ./run.sh libvirtd only start virtlogd and libvirtd (tests/it_faults.sh)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -80,6 +81,8 @@ setup() {
 case "${1:-}" in
 setup)
 	setup ;;
+libvirtd)
+	start_libvirtd ;;
 check)
 	PACKAGES+=("${TEST_PACKAGES[@]}")
 	setup
@@ -90,6 +93,6 @@ check)
 	./build/pmucanary image
 	./build/pmucanary run scenarios/smoke.ini ;;
 *)
-	echo "usage: ./run.sh [check|setup]" >&2
+	echo "usage: ./run.sh [check|setup|libvirtd]" >&2
 	exit 2 ;;
 esac

@@ -30,8 +30,9 @@
 # run ends with the uninterrupted run's cells, as checked here.
 # Needs root (kills libvirtd, mounts a tmpfs) and a running libvirtd that
 # wrote its pid file (run.sh starts it under tini, or `libvirtd -d`);
-# libvirtd is always started again in the EXIT trap. Killing libvirtd disrupts other libvirt users of the machine for
-# 2-3 s, twice per run of this suite. PMUCANARY_KEEP_WORK=1 keeps the temp
+# libvirtd is always started again in the EXIT trap, by `run.sh libvirtd`.
+# Killing libvirtd disrupts other libvirt users of the machine for 2-3 s,
+# twice per run of this suite. PMUCANARY_KEEP_WORK=1 keeps the temp
 # directory (outputs, journals) for a look after a failure;
 # PMUCANARY_FAULT_PARTS="libvirtd chain full" (the default) picks parts.
 set -u
@@ -60,17 +61,9 @@ libvirtd_wait() { # answers within 20 s
 	done
 	return 1
 }
-libvirtd_launch() { # as run.sh's launch_libvirtd: under tini when there is one
-	if command -v tini >/dev/null; then
-		setsid tini -s -- libvirtd </dev/null >/dev/null 2>&1 &
-	else
-		libvirtd -d
-	fi
-}
-libvirtd_start() { # like run.sh's start_libvirtd
+libvirtd_start() { # run.sh's own start (under tini when there is one)
 	virsh -c "$uri" version >/dev/null 2>&1 && return 0
-	pgrep -x virtlogd >/dev/null || virtlogd -d
-	libvirtd_launch
+	"${PMUCANARY_TOP:-$(cd "$(dirname "$0")/.." && pwd)}/run.sh" libvirtd >/dev/null 2>&1
 	libvirtd_wait
 }
 cleanup() {
@@ -150,8 +143,7 @@ kill_libvirtd() { # SIGKILL, then restart; prints the window
 	lp=$(cat "$pidfile")
 	kill -9 "$lp"
 	while kill -0 "$lp" 2>/dev/null; do sleep 0.05; done
-	libvirtd_launch
-	libvirtd_wait || { echo "FAIL libvirtd did not come back"; exit 1; }
+	libvirtd_start || { echo "FAIL libvirtd did not come back"; exit 1; }
 	echo "#    libvirtd (pid $lp) killed and answering again after $((SECONDS - w0)) s"
 }
 # Consistency of a finished (or INFRA) run's journal: whole JSON lines, the
