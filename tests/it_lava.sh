@@ -11,6 +11,8 @@
 #    every cell matches the case the job reported (result, outcome, k/n),
 #    with the device's fingerprint (its kernel is the one booted);
 #  - `matrix` merges it with a local `probe` of the same specs;
+#  - a device with only busybox fetches pmucanary (--pmucanary-url) from an
+#    HTTP server here and POSTs run.json back (--artifact-url);
 #  - a job whose kernel panics at boot (rdinit=/nonexistent) is collected as
 #    INFRA (exit 125), no cell a verdict.
 # Needs root, lava-dispatcher, busybox-static, python3-jinja2 (a
@@ -32,7 +34,7 @@ work=$(mktemp -d /var/tmp/it_lava.XXXXXX)
 id0=$(( ($$ % 100000) * 10 + 1000000 ))
 cleanup() {
 	local t=/var/lib/lava/dispatcher/tmp
-	rm -rf "$work" "$t/$id0" "$t/$((id0 + 1))" "$t/$((id0 + 2))"
+	rm -rf "$work" "$t/$id0" "$t/$((id0 + 1))" "$t/$((id0 + 2))" "$t/$((id0 + 3))"
 }
 trap cleanup EXIT
 fails=0
@@ -83,6 +85,15 @@ chmod +x "$rd/init"
 echo 'PS1="/ # "' >"$rd/etc/profile"
 (cd "$rd" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/ramdisk.cpio.gz"
 
+rdmods() { # DIR MODULE...: the modules and what they need, in load order, in DIR/mods
+	local dir=$1 m f; shift
+	mkdir -p "$dir/mods"
+	for m in "$@"; do
+		modprobe -S "$release" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+	done | awk '!seen[$0]++' | while read -r f; do
+		cp "$f" "$dir/mods/" && basename "$f"
+	done >"$dir/mods/list"
+}
 job() { # NAME EXTRA-ARGS...
 	local name=$1; shift
 	"$bin" lava job --device-type qemu --kernel "file://$kernel" \
@@ -184,6 +195,70 @@ if bash "$top/guest-images/lava-bundle.sh" "$bin" "$work/pc.tgz" >/dev/null &&
 else
 	fail "lava-bundle.sh or its launcher failed"
 fi
+
+# 5b. a device with nothing of ours on it: the job fetches that tarball
+# (--pmucanary-url) and POSTs run.json back (--artifact-url), over the
+# device's user network, from a small HTTP server here (10.0.2.2 is this
+# host as QEMU's user network sees it).
+mkdir -p "$work/www" "$work/rdmin"/{bin,proc,sys,dev,tmp,etc}
+cp "$work/pc.tgz" "$work/www/pc.tgz" 2>/dev/null
+cat >"$work/httpd.py" <<'PY'
+import http.server, os, sys
+root = sys.argv[1]
+class H(http.server.SimpleHTTPRequestHandler):
+    def __init__(self, *a, **k):
+        super().__init__(*a, directory=root, **k)
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", 0))
+        with open(os.path.join(root, "posted" + self.path.replace("/", "_")), "wb") as f:
+            f.write(self.rfile.read(n))
+        self.send_response(201)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+with open(os.path.join(root, "port"), "w") as f:
+    f.write(str(s.server_address[1]))
+s.serve_forever()
+PY
+python3 "$work/httpd.py" "$work/www" &
+httpd=$!
+for _ in $(seq 50); do [ -s "$work/www/port" ] && break; sleep 0.1; done
+port=$(cat "$work/www/port" 2>/dev/null)
+cp /bin/busybox "$work/rdmin/bin/"
+# the distribution kernel's virtio-net is a module: the ramdisk loads it
+rdmods "$work/rdmin" virtio_pci virtio_net
+sed 's|^exec setsid|for m in $(cat /mods/list); do insmod /mods/$m; done; ifconfig eth0 10.0.2.15 netmask 255.255.255.0 up; route add default gw 10.0.2.2; exec setsid|' \
+	"$rd/init" >"$work/rdmin/init"
+chmod +x "$work/rdmin/init"
+cp "$rd/etc/profile" "$work/rdmin/etc/"
+(cd "$work/rdmin" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/rdmin.cpio.gz"
+if [ -n "$port" ] && [ -s "$work/www/pc.tgz" ]; then
+	"$bin" lava job --device-type qemu --kernel "file://$kernel" \
+		--ramdisk "file://$work/rdmin.cpio.gz" --pmucanary-url "http://10.0.2.2:$port/pc.tgz" \
+		--artifact-url "http://10.0.2.2:$port/run.json" \
+		--probe-event cpu-clock --probe-profile perf-3.1 \
+		--timeout 10 --job-name it-lava-url -o "$work/url.yaml" || fail "lava job (url) exited $?"
+	lava url $((id0 + 3))
+	"$bin" lava collect "$work/url.log" --json "$work/url.json"
+	rc=$?
+	[ "$rc" = 0 ] && ok "a bare device: pmucanary fetched over HTTP, collect exit 0" ||
+		fail "url job: collect exited $rc: $(grep -o '"msg": "[^"]*wget[^"]*"' "$work/url.log" | head -3)"
+	posted=$work/www/posted_run.json
+	if [ -s "$posted" ] && jq -e . "$posted" >/dev/null 2>&1; then
+		[ "$(jq -c '[.cells[] | [.profile, .spec, .outcome]] | sort' "$posted")" = \
+		  "$(jq -c '[.cells[] | [.profile, .spec, .outcome]] | sort' "$work/url.json")" ] &&
+			ok "the run.json POSTed by the device has the collected cells ($(jq '.cells | length' "$posted"))" ||
+			fail "POSTed run.json and the collected one differ"
+		grep -q '"pmucanary-run-json"' "$work/url.log" && ok "the job references it (lava-test-reference)" ||
+			fail "no pmucanary-run-json reference in the log"
+	else
+		fail "the device POSTed no run.json"
+	fi
+else
+	fail "no HTTP server or no tarball for the url job"
+fi
+kill "$httpd" 2>/dev/null; wait "$httpd" 2>/dev/null
 
 # 6. bad input to both commands
 "$bin" lava job --device-type bogus --kernel "file://$kernel" --ramdisk "file://$work/ramdisk.cpio.gz" \
