@@ -320,10 +320,12 @@ static void device_steps(const struct lava_job_opts *o, GString *out)
 
 		g_string_printf(cmd, "echo %s | base64 -d > /tmp/pmucanary/scenario.ini", b64);
 		step(out, cmd->str);
-		step(out, "\"$PC\" run /tmp/pmucanary/scenario.ini --results /tmp/pmucanary/res; "
-			  "RC=$?; RJ=$(ls /tmp/pmucanary/res/*/run.json 2>/dev/null | head -n 1)");
+		/* LAVA's run.sh has `set -e`: a verdict of harm (exit 1) must not
+		 * end the test before its cases are reported */
+		step(out, "RC=0; \"$PC\" run /tmp/pmucanary/scenario.ini --results /tmp/pmucanary/res "
+			  "|| RC=$?; RJ=$(ls /tmp/pmucanary/res/*/run.json 2>/dev/null | head -n 1)");
 	} else {
-		g_string_assign(cmd, "\"$PC\" probe --json /tmp/pmucanary/res/run.json");
+		g_string_assign(cmd, "RC=0; \"$PC\" probe --json /tmp/pmucanary/res/run.json");
 		for (char **e = o->probe_events; e && *e; e++) {
 			g_string_append(cmd, " --event ");
 			shq(cmd, *e);
@@ -332,7 +334,7 @@ static void device_steps(const struct lava_job_opts *o, GString *out)
 			g_string_append(cmd, " --profile ");
 			shq(cmd, *p);
 		}
-		g_string_append(cmd, " >/dev/null; RC=$?; RJ=/tmp/pmucanary/res/run.json");
+		g_string_append(cmd, " >/dev/null || RC=$?; RJ=/tmp/pmucanary/res/run.json");
 		step(out, cmd->str);
 	}
 	/* 0 and 1 are verdicts; 2 and 125 mean the device could not test. */

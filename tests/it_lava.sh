@@ -34,9 +34,9 @@ work=$(mktemp -d /var/tmp/it_lava.XXXXXX)
 id0=$(( ($$ % 100000) * 10 + 1000000 ))
 cleanup() {
 	local t=/var/lib/lava/dispatcher/tmp
-	rm -rf "$work" "$t/$id0" "$t/$((id0 + 1))" "$t/$((id0 + 2))" "$t/$((id0 + 3))"
+	rm -rf "$work" "$t/$id0" "$t/$((id0 + 1))" "$t/$((id0 + 2))" "$t/$((id0 + 3))" "$t/$((id0 + 4))"
 }
-trap cleanup EXIT
+[ -n "${IT_LAVA_KEEP:-}" ] || trap cleanup EXIT
 fails=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 ok() { echo "ok   $*"; }
@@ -49,17 +49,17 @@ dpkg-deb -x "$work"/lava-server_*.deb "$work/srv" || { echo "FAIL dpkg-deb -x la
 types=$work/srv/usr/share/lava-server/device-types
 [ -f "$types/qemu.jinja2" ] || { echo "FAIL no qemu.jinja2 in lava-server's package"; exit 1; }
 # These machines' /dev/kvm cannot boot a stock kernel (platform.md): TCG.
-cat >"$work/dev.jinja2" <<'EOF'
-{% extends 'qemu.jinja2' %}
-{% set arch = 'amd64' %}
-{% set no_kvm = True %}
-{% set memory = 1024 %}
-EOF
-python3 - "$work" "$types" >"$work/device.yaml" <<'EOF' || { echo "FAIL rendering the device"; exit 1; }
+render() { # NAME JINJA-LINE...: the device dictionary NAME.yaml
+	local name=$1; shift
+	printf '%s\n' "{% extends 'qemu.jinja2' %}" "{% set arch = 'amd64' %}" \
+		"{% set no_kvm = True %}" "$@" >"$work/$name.jinja2"
+	python3 - "$work" "$types" "$name.jinja2" >"$work/$name.yaml" <<'EOF'
 import sys, jinja2
 env = jinja2.Environment(loader=jinja2.FileSystemLoader([sys.argv[1], sys.argv[2]]))
-print(env.get_template("dev.jinja2").render())
+print(env.get_template(sys.argv[3]).render())
 EOF
+}
+render device "{% set memory = 1024 %}" || { echo "FAIL rendering the device"; exit 1; }
 echo 'dispatcher_ip: 127.0.0.1' >"$work/dispatcher.yaml"
 
 # The ramdisk: busybox, pmucanary and the libraries it links.
@@ -101,9 +101,9 @@ job() { # NAME EXTRA-ARGS...
 		--probe-event cpu-clock --probe-event msr/tsc/ --probe-profile perf-3.1 \
 		--timeout 10 --job-name "it-lava-$name" -o "$work/$name.yaml" "$@"
 }
-lava() { # NAME ID: lava-run, its log in NAME.log
+lava() { # NAME ID [DEVICE]: lava-run, its log in NAME.log
 	local start=$SECONDS rc
-	lava-run --job-id "$2" --output-dir "$work/out-$1" --device "$work/device.yaml" \
+	lava-run --job-id "$2" --output-dir "$work/out-$1" --device "$work/${3:-device}.yaml" \
 		--dispatcher "$work/dispatcher.yaml" "$work/$1.yaml" >"$work/$1.log" 2>&1
 	rc=$?
 	echo "     lava-run $1: exit $rc, $((SECONDS - start)) s"
@@ -259,6 +259,122 @@ else
 	fail "no HTTP server or no tarball for the url job"
 fi
 kill "$httpd" 2>/dev/null; wait "$httpd" 2>/dev/null
+
+# 7. a scenario on a device: `pmucanary run` boots a nested guest there.
+# The device is what a lab would give a pmucanary job: a machine with
+# libvirt and QEMU. Here it is a qemu device (TCG, 'max' CPU with SVM and
+# without xsave, as lib/fleet.c gives lab hosts) whose ramdisk mounts this
+# host's root read-only over virtio-9p under a tmpfs overlay, loads kvm_amd
+# with nested=1, starts libvirtd in it, and runs this pmucanary there
+# (/usr/bin/pmucanary chroots). The guest runs under the device's own KVM.
+# The wrapper adds a self-test harm, so that the run finds harm: a case
+# that fails, and a device whose pmucanary exits 1 (LAVA's run.sh has set -e).
+render devlab "{% set memory = 2048 %}" \
+	"{% set extra_options = ['-smp 2', '-cpu max,xsave=off', '-virtfs local,path=/,mount_tag=pcroot,security_model=none,readonly=on'] %}" ||
+	fail "rendering the lab device"
+"$bin" image >/dev/null || fail "pmucanary image (the nested guests' initramfs)"
+rl=$work/rdlab
+mkdir -p "$rl"/{bin,proc,sys,dev,tmp,etc,usr/bin}
+cp /bin/busybox "$rl/bin/"
+rdmods "$rl" virtio_pci 9pnet_virtio 9p overlay kvm_amd
+cp "$rd/etc/profile" "$rl/etc/"
+cat >"$rl/init" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin:/usr/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+for m in $(cat /mods/list); do
+	case $m in kvm-amd.ko) insmod /mods/$m nested=1 ;; *) insmod /mods/$m ;; esac
+done
+echo -1 >/proc/sys/kernel/perf_event_paranoid
+mkdir -p /lower /rw /root2 /dev/pts /dev/shm
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro pcroot /lower
+mount -t tmpfs -o mode=0755 tmpfs /rw
+mkdir -p /rw/upper /rw/work
+mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work overlay /root2
+mount -t proc proc /root2/proc
+mount -t sysfs sysfs /root2/sys
+mount -t cgroup2 cgroup2 /root2/sys/fs/cgroup
+mount -t devtmpfs devtmpfs /root2/dev
+mount -t devpts -o gid=5,mode=0620,ptmxmode=0666 devpts /root2/dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /root2/dev/shm
+mount -t tmpfs -o mode=0755 tmpfs /root2/run
+mkdir -p /root2/run/lock && chmod 1777 /root2/run/lock
+mount --bind /tmp /root2/tmp
+for d in /root2/etc/libvirt/qemu/autostart /root2/etc/libvirt/qemu/networks/autostart \
+	/root2/etc/libvirt/storage/autostart; do
+	[ -d $d ] && mount -t tmpfs tmpfs $d
+done
+chown 0:$(grep '^kvm:' /root2/etc/group | cut -d: -f3) /dev/kvm && chmod 0660 /dev/kvm
+# libvirt's private /dev for each QEMU misses /dev/kvm in this chroot:
+# QEMU uses the chroot's /dev (the overlay's qemu.conf, not this host's)
+echo "namespaces = []" >>/root2/etc/libvirt/qemu.conf
+chroot /root2 /usr/sbin/virtlogd -d
+chroot /root2 /usr/sbin/libvirtd -d
+exec setsid cttyhack sh -l
+EOF
+cat >"$rl/usr/bin/pmucanary" <<EOF
+#!/bin/sh
+# this host's pmucanary, in this host's root; libvirtd's first answer waits
+# for its QEMU probe
+for i in \$(seq 120); do
+	chroot /root2 /usr/bin/virsh -c qemu:///system version >/dev/null 2>&1 && break; sleep 1
+done
+# the test's self-test harm: a crash whenever cpu-clock:u is armed
+[ "\$1" = run ] && { shift; set -- run --selftest-harm cpu-clock:u=crash "\$@"; }
+exec chroot /root2 $(readlink -f "$bin") "\$@"
+EOF
+chmod +x "$rl/init" "$rl/usr/bin/pmucanary"
+(cd "$rl" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/rdlab.cpio.gz"
+cat >"$work/device-run.ini" <<'EOF'
+[scenario]
+name = lava-device
+description = the open phase and one nested guest on a LAVA device
+[fleet]
+guests = 1
+vcpus = 1
+memory = 256M
+heartbeat = 500ms
+# a loaded 2-CPU machine starves a nested guest for seconds: only the
+# crash is under test here
+heartbeat_timeout = 60s
+# TCG under TCG: a nested boot takes 25-60 s
+boot_timeout = 180s
+[sweep]
+events = cpu-clock
+modifiers = -; u
+profiles = perf-modern
+[load]
+dwell = 1s
+confirm = 1
+EOF
+"$bin" lava job --device-type qemu --kernel "file://$kernel" --ramdisk "file://$work/rdlab.cpio.gz" \
+	--pmucanary-path /usr/bin/pmucanary --scenario "$work/device-run.ini" --timeout 15 \
+	--job-name it-lava-scenario -o "$work/scenario.yaml" ||
+	fail "lava job (scenario) exited $?"
+lava scenario $((id0 + 4)) devlab
+"$bin" lava collect "$work/scenario.log" --json "$work/scenario.json" 2>"$work/scenario.err"
+rc=$?
+[ "$rc" = 1 ] && ok "a scenario on the device: collect exits 1 (harm)" ||
+	fail "scenario job: collect exited $rc: $(cat "$work/scenario.err")"
+[ "$(jq -r '[.cells[] | "\(.spec)=\(.outcome) \(.k // 0)/\(.n // 0)"] | sort | join(",")' "$work/scenario.json")" = \
+  "cpu-clock:u=GUEST_CRASH 1/1,cpu-clock=OK 0/0" ] &&
+	ok "cells: cpu-clock OK, cpu-clock:u GUEST_CRASH 1/1 (the device's nested guest crashed)" ||
+	fail "scenario cells: $(jq -c '[.cells[] | [.spec, .outcome, .k, .n]]' "$work/scenario.json")"
+[ "$(jq -r .accel "$work/scenario.json")" = kvm ] && [ "$(jq -r .kernel "$work/scenario.json")" = "$release" ] &&
+	ok "the device ran its guest under its own KVM, kernel $release" ||
+	fail "accel/kernel: $(jq -c '{accel, kernel}' "$work/scenario.json")"
+jq -e '[.limitations[] | select(test("SELF-TEST"))] | length == 1' "$work/scenario.json" >/dev/null &&
+	ok "run.json says the harm was a self-test" || fail "no SELF-TEST limitation in the collected run.json"
+sed -n 's/^.*"lvl": "results", "msg": \(.*\)}$/\1/p' "$work/scenario.log" | sed 's/! "/"/g' |
+	jq -r 'select(.definition | endswith("_pmucanary")) | "\(.case) \(.result) \(.measurement | tonumber | floor)"' |
+	sort >"$work/scenario-cases.txt"
+printf '%s\n' "perf-modern__cpu-clock pass 0" "perf-modern__cpu-clock_3Au fail 1" \
+	"pmucanary-exit pass 1" | sort | cmp -s - "$work/scenario-cases.txt" &&
+	ok "cases: cpu-clock pass, cpu-clock:u fail, pmucanary exit 1 reported" ||
+	fail "scenario cases: $(tr '\n' ';' <"$work/scenario-cases.txt")"
 
 # 6. bad input to both commands
 "$bin" lava job --device-type bogus --kernel "file://$kernel" --ramdisk "file://$work/ramdisk.cpio.gz" \
