@@ -13,6 +13,10 @@
 #  - `matrix` merges it with a local `probe` of the same specs;
 #  - a device with only busybox fetches pmucanary (--pmucanary-url) from an
 #    HTTP server here and POSTs run.json back (--artifact-url);
+#  - a scenario on a device: its ramdisk mounts this host's root over 9p and
+#    starts libvirtd there, `pmucanary run` boots a nested guest under the
+#    device's KVM, a self-test crash comes back as GUEST_CRASH and a failed
+#    case (about 2 min);
 #  - a job whose kernel panics at boot (rdinit=/nonexistent) is collected as
 #    INFRA (exit 125), no cell a verdict.
 # Needs root, lava-dispatcher, busybox-static, python3-jinja2 (a
