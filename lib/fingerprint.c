@@ -122,6 +122,7 @@ json_t *fingerprint_cpu_json(const char *cpuinfo_path)
 
 	for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
 		json_object_set_new(cpu, fields[i].name, json_null());
+	json_object_set_new(cpu, "hypervisor", json_null());
 	if (g_file_get_contents(cpuinfo_path, &text, NULL, NULL)) {
 		g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
 
@@ -133,6 +134,14 @@ json_t *fingerprint_cpu_json(const char *cpuinfo_path)
 			if (!colon)
 				continue;
 			key = g_strstrip(g_strndup(*l, colon - *l));
+			/* CPUID.1:ECX[31]: this host is itself a virtual machine */
+			if (!strcmp(key, "flags")) {
+				g_auto(GStrv) flags = g_strsplit(colon + 1, " ", -1);
+
+				json_object_set_new(cpu, "hypervisor",
+						    json_boolean(g_strv_contains((const char *const *)flags,
+										 "hypervisor")));
+			}
 			for (size_t i = 0; i < G_N_ELEMENTS(fields); i++) {
 				g_autofree char *val = NULL;
 

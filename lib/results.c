@@ -219,6 +219,9 @@ void results_set_host(struct result_set *set, json_t *host)
 	}
 	results_note_standard_limitations(
 		set, json_is_true(json_object_get(host, "hw_pmu")));
+	if (set->accel && !strcmp(set->accel, "kvm") &&
+	    json_is_true(json_object_get(json_object_get(host, "cpu"), "hypervisor")))
+		limitation_add(set, g_strdup(RESULTS_LIMIT_NESTED_KVM));
 }
 
 /* ---- to JSON ---- */

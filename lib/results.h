@@ -138,6 +138,11 @@ void results_add_limitation(struct result_set *set, const char *fmt, ...)
  * (see fingerprint.h) and adds the standard limitation lines: TCG, and no
  * hardware PMU. */
 void results_set_host(struct result_set *set, json_t *host);
+#define RESULTS_LIMIT_NESTED_KVM                                             \
+	"accel is kvm inside a virtual machine (the host's CPU has the "      \
+	"hypervisor flag): the guests run under nested KVM on a CPU, PMU and " \
+	"VMX/SVM that the outer hypervisor provides, not the hardware's; "   \
+	"harms of hardware PMU/virtualization interactions may not appear here"
 /* Adds RESULTS_LIMIT_TCG when accel is tcg; RESULTS_LIMIT_NO_HW_PMU when
  * hw_pmu is false. */
 void results_note_standard_limitations(struct result_set *set, bool hw_pmu);

@@ -372,6 +372,10 @@ rc=$?
 	fail "accel/kernel: $(jq -c '{accel, kernel}' "$work/scenario.json")"
 jq -e '[.limitations[] | select(test("SELF-TEST"))] | length == 1' "$work/scenario.json" >/dev/null &&
 	ok "run.json says the harm was a self-test" || fail "no SELF-TEST limitation in the collected run.json"
+jq -e '.host.cpu.hypervisor and any(.limitations[]; startswith("accel is kvm inside a virtual machine"))' \
+	"$work/scenario.json" >/dev/null &&
+	ok "run.json says its KVM is nested in a virtual machine (the device runs under TCG)" ||
+	fail "no nested-KVM limitation: $(jq -c '{h: .host.cpu.hypervisor, l: .limitations}' "$work/scenario.json")"
 sed -n 's/^.*"lvl": "results", "msg": \(.*\)}$/\1/p' "$work/scenario.log" | sed 's/! "/"/g' |
 	jq -r 'select(.definition | endswith("_pmucanary")) | "\(.case) \(.result) \(.measurement | tonumber | floor)"' |
 	sort >"$work/scenario-cases.txt"

@@ -157,7 +157,8 @@ static void test_cpuinfo(void **state)
 
 	assert_true(g_file_set_contents(path,
 		"processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 010\n"
-		"model\t\t: garbage\nstepping\t: 99999999999999999999\nmicrocode\t: 0x42\n\n"
+		"model\t\t: garbage\nstepping\t: 99999999999999999999\nmicrocode\t: 0x42\n"
+		"flags\t\t: fpu vme hypervisor lahf_lm\n\n"
 		"processor\t: 1\ncpu family\t: 6\n", -1, NULL));
 	cpu = fingerprint_cpu_json(path);
 	assert_string_equal(json_string_value(json_object_get(cpu, "vendor")), "GenuineIntel");
@@ -165,6 +166,18 @@ static void test_cpuinfo(void **state)
 	assert_true(json_is_null(json_object_get(cpu, "model")));
 	assert_true(json_is_null(json_object_get(cpu, "stepping")));
 	assert_string_equal(json_string_value(json_object_get(cpu, "microcode")), "0x42");
+	assert_true(json_is_true(json_object_get(cpu, "hypervisor")));
+	json_decref(cpu);
+	/* bare metal: no hypervisor flag (a flag that merely contains the word
+	 * is not it); no flags line at all: unknown */
+	assert_true(g_file_set_contents(path, "processor\t: 0\nflags\t\t: fpu hypervisorx svm\n",
+					-1, NULL));
+	cpu = fingerprint_cpu_json(path);
+	assert_true(json_is_false(json_object_get(cpu, "hypervisor")));
+	json_decref(cpu);
+	assert_true(g_file_set_contents(path, "processor\t: 0\n", -1, NULL));
+	cpu = fingerprint_cpu_json(path);
+	assert_true(json_is_null(json_object_get(cpu, "hypervisor")));
 	json_decref(cpu);
 	unlink(path);
 	rmdir(dir);

@@ -91,6 +91,33 @@ static struct result_set *set_sample(void)
 	return set;
 }
 
+/* KVM inside a virtual machine says so; TCG has its own line; KVM on bare
+ * metal has neither. */
+static void test_nested_kvm_limitation(void **state)
+{
+	static const struct { const char *accel; int hypervisor; bool nested, tcg; } cases[] = {
+		{ "kvm", 1, true, false },
+		{ "kvm", 0, false, false },
+		{ "tcg", 1, false, true },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
+		bool nested = false, tcg = false;
+
+		results_set_host(set, json_pack("{s:s,s:b,s:{s:b}}", "accel", cases[i].accel,
+						"hw_pmu", 1, "cpu", "hypervisor",
+						cases[i].hypervisor));
+		for (guint l = 0; l < set->limitations->len; l++) {
+			nested |= !strcmp(set->limitations->pdata[l], RESULTS_LIMIT_NESTED_KVM);
+			tcg |= !strcmp(set->limitations->pdata[l], RESULTS_LIMIT_TCG);
+		}
+		assert_int_equal(nested, cases[i].nested);
+		assert_int_equal(tcg, cases[i].tcg);
+		assert_int_equal(set->limitations->len, (guint)(nested + tcg));
+	}
+}
+
 static void test_round_trip(void **state)
 {
 	g_autoptr(result_set) set = set_sample();
@@ -678,6 +705,7 @@ static void test_limitations_dedup(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nested_kvm_limitation),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_schema_errors),
 		cmocka_unit_test(test_read_v1),
