@@ -82,12 +82,19 @@ export PATH=/bin:/sbin:/usr/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+# the modules a device's ramdisk carries (rdmods), in load order
+[ -f /mods/list ] && for m in $(cat /mods/list); do
+	case $m in kvm-amd.ko) insmod /mods/$m nested=1 ;; *) insmod /mods/$m ;; esac
+done
 [ -e /proc/sys/kernel/perf_event_paranoid ] && echo -1 >/proc/sys/kernel/perf_event_paranoid
+# what one device needs beyond this (sections 5b and 7)
+[ -x /setup ] && /setup
 exec setsid cttyhack sh -l
 EOF
 chmod +x "$rd/init"
+cpiogz() { (cd "$1" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$2"; }
 echo 'PS1="/ # "' >"$rd/etc/profile"
-(cd "$rd" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/ramdisk.cpio.gz"
+cpiogz "$rd" "$work/ramdisk.cpio.gz"
 
 rdmods() { # DIR MODULE...: the modules and what they need, in load order, in DIR/mods
 	local dir=$1 m f; shift
@@ -230,13 +237,14 @@ httpd=$!
 for _ in $(seq 50); do [ -s "$work/www/port" ] && break; sleep 0.1; done
 port=$(cat "$work/www/port" 2>/dev/null)
 cp /bin/busybox "$work/rdmin/bin/"
+cp "$rd/init" "$work/rdmin/init"
+cp "$rd/etc/profile" "$work/rdmin/etc/"
 # the distribution kernel's virtio-net is a module: the ramdisk loads it
 rdmods "$work/rdmin" virtio_pci virtio_net
-sed 's|^exec setsid|for m in $(cat /mods/list); do insmod /mods/$m; done; ifconfig eth0 10.0.2.15 netmask 255.255.255.0 up; route add default gw 10.0.2.2; exec setsid|' \
-	"$rd/init" >"$work/rdmin/init"
-chmod +x "$work/rdmin/init"
-cp "$rd/etc/profile" "$work/rdmin/etc/"
-(cd "$work/rdmin" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/rdmin.cpio.gz"
+printf '#!/bin/sh\n%s\n' "ifconfig eth0 10.0.2.15 netmask 255.255.255.0 up && route add default gw 10.0.2.2" \
+	>"$work/rdmin/setup"
+chmod +x "$work/rdmin/setup"
+cpiogz "$work/rdmin" "$work/rdmin.cpio.gz"
 if [ -n "$port" ] && [ -s "$work/www/pc.tgz" ]; then
 	"$bin" lava job --device-type qemu --kernel "file://$kernel" \
 		--ramdisk "file://$work/rdmin.cpio.gz" --pmucanary-url "http://10.0.2.2:$port/pc.tgz" \
@@ -280,19 +288,11 @@ render devlab "{% set memory = 2048 %}" \
 rl=$work/rdlab
 mkdir -p "$rl"/{bin,proc,sys,dev,tmp,etc,usr/bin}
 cp /bin/busybox "$rl/bin/"
+cp "$rd/init" "$rl/init"
 rdmods "$rl" virtio_pci 9pnet_virtio 9p overlay kvm_amd
 cp "$rd/etc/profile" "$rl/etc/"
-cat >"$rl/init" <<'EOF'
-#!/bin/busybox sh
-/bin/busybox --install -s /bin
-export PATH=/bin:/sbin:/usr/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-for m in $(cat /mods/list); do
-	case $m in kvm-amd.ko) insmod /mods/$m nested=1 ;; *) insmod /mods/$m ;; esac
-done
-echo -1 >/proc/sys/kernel/perf_event_paranoid
+cat >"$rl/setup" <<'EOF'
+#!/bin/sh
 mkdir -p /lower /rw /root2 /dev/pts /dev/shm
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro pcroot /lower
 mount -t tmpfs -o mode=0755 tmpfs /rw
@@ -317,7 +317,6 @@ chown 0:$(grep '^kvm:' /root2/etc/group | cut -d: -f3) /dev/kvm && chmod 0660 /d
 echo "namespaces = []" >>/root2/etc/libvirt/qemu.conf
 chroot /root2 /usr/sbin/virtlogd -d
 chroot /root2 /usr/sbin/libvirtd -d
-exec setsid cttyhack sh -l
 EOF
 cat >"$rl/usr/bin/pmucanary" <<EOF
 #!/bin/sh
@@ -330,8 +329,8 @@ done
 [ "\$1" = run ] && { shift; set -- run --selftest-harm cpu-clock:u=crash "\$@"; }
 exec chroot /root2 $(readlink -f "$bin") "\$@"
 EOF
-chmod +x "$rl/init" "$rl/usr/bin/pmucanary"
-(cd "$rl" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/rdlab.cpio.gz"
+chmod +x "$rl/setup" "$rl/usr/bin/pmucanary"
+cpiogz "$rl" "$work/rdlab.cpio.gz"
 cat >"$work/device-run.ini" <<'EOF'
 [scenario]
 name = lava-device
