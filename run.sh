@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 
 PACKAGES=(build-essential pkg-config qemu-system-x86 qemu-utils
 	libvirt-daemon-system libvirt-clients libvirt-dev libcmocka-dev
-	libglib2.0-dev libjansson-dev libarchive-dev libguestfs-dev
+	libglib2.0-dev libjansson-dev libarchive-dev libguestfs-dev libyaml-dev
 	linux-image-amd64 linux-perf procps tini)
 # Only the test suite needs these: jq for the CLI suites, xmllint for the
 # JUnit check, Chromium to look at the HTML report, and Debian's kernel

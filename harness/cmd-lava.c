@@ -167,15 +167,18 @@ static int lava_cases(int argc, char **argv)
 
 static int lava_collect_cmd(int argc, char **argv)
 {
-	g_autofree char *json = NULL, *text = NULL;
+	g_autofree char *json = NULL, *text = NULL, *export = NULL, *etext = NULL;
 	GOptionEntry entries[] = {
 		{ "json", 0, 0, G_OPTION_ARG_FILENAME, &json,
 		  "write the run.json to FILE (default: stdout)", "FILE" },
+		{ "export", 0, 0, G_OPTION_ARG_FILENAME, &export,
+		  "a LAVA server's results export of the job: /results/JOB/yaml or "
+		  "/api/v0.2/jobs/JOB/tests/?limit=N (JSON); with JOB.log both must agree", "FILE" },
 		{ NULL }
 	};
-	g_autoptr(GOptionContext) ctx = g_option_context_new("JOB.log");
+	g_autoptr(GOptionContext) ctx = g_option_context_new("[JOB.log]");
 	g_autoptr(result_set) set = NULL;
-	size_t len = 0;
+	size_t len = 0, elen = 0;
 	bool infra = false;
 	int ret;
 
@@ -184,18 +187,23 @@ static int lava_collect_cmd(int argc, char **argv)
 		"stdout: one {dt, lvl, msg} line each) and writes a pmucanary/2 run.json\n"
 		"that matrix and diff merge with other runs. Exit: 0 collected, 1 a cell\n"
 		"harmed, 125 INFRA (the job failed to boot, timed out, was canceled, or\n"
-		"pmucanary on the device could not test), 2 bad input (file:line: field).");
+		"pmucanary on the device could not test), 2 bad input (file:line: field).\n"
+		"--export reads the server's results export instead (the fingerprint is\n"
+		"then unknown) or, with JOB.log, checks they agree case by case.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	if (!cli_parse(ctx, "lava collect", &argc, &argv))
 		return EXIT_USAGE;
-	if (argc != 2) {
-		fprintf(stderr, "pmucanary lava collect: need JOB.log\n");
+	if (argc > 2 || (argc != 2 && !export)) {
+		fprintf(stderr, "pmucanary lava collect: need JOB.log, --export FILE or both\n");
 		return EXIT_USAGE;
 	}
 	if (json && (ret = outfile_check(json)) < 0)
 		return lava_error("collect", ret);
-	if ((ret = infile_read(argv[1], INFILE_RESULTS, &text, &len)) < 0 ||
-	    (ret = lava_collect(text, len, argv[1], &set, &infra)) < 0 ||
+	if ((argc == 2 && (ret = infile_read(argv[1], INFILE_RESULTS, &text, &len)) < 0) ||
+	    (export && (ret = infile_read(export, INFILE_RESULTS, &etext, &elen)) < 0) ||
+	    (ret = export ? lava_collect_export(etext, elen, export, text, len,
+						argc == 2 ? argv[1] : NULL, &set, &infra)
+			  : lava_collect(text, len, argv[1], &set, &infra)) < 0 ||
 	    (ret = results_write_json(set, json ? json : "/dev/stdout")) < 0)
 		return lava_error("collect", ret);
 	if (infra) {

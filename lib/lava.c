@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <string.h>
+#include <yaml.h>
 
 static bool id_keeps(unsigned char c)
 {
@@ -117,16 +118,56 @@ static const struct cell *base_find(GHashTable *idx, const struct cell *c)
 	return g_hash_table_lookup(idx, key);
 }
 
-/* The header: run.json without its attrs and cells. */
+static bool rejected_msg_ok(const char *msg);
+
+/* A case carries no text: the messages of REJECTED cells travel in the
+ * header, each distinct message once with the ids of its cells. Messages
+ * the collector would refuse (too long, control bytes) and those past
+ * LAVA_REJECTED_MSGS_MAX stay out; their cells come back without one. */
+static json_t *rejected_table(const struct result_set *set)
+{
+	g_autoptr(GHashTable) by_msg = g_hash_table_new(g_str_hash, g_str_equal);
+	json_t *tab = json_array();
+
+	for (guint i = 0; i < set->cells->len; i++) {
+		const struct cell *c = g_ptr_array_index(set->cells, i);
+		g_autofree char *id = NULL;
+		json_t *ids;
+
+		if (c->outcome != OUTCOME_REJECTED || !c->error || !rejected_msg_ok(c->error) ||
+		    !(id = lava_case_id(c->profile, c->spec)))
+			continue;
+		ids = g_hash_table_lookup(by_msg, c->error);
+		if (!ids) {
+			if (json_array_size(tab) == LAVA_REJECTED_MSGS_MAX)
+				continue;
+			ids = json_array();
+			json_array_append_new(tab, json_pack("{s:s,s:o}", "error", c->error,
+							     "cases", ids));
+			g_hash_table_insert(by_msg, c->error, ids);
+		}
+		json_array_append_new(ids, json_string(id));
+	}
+	return tab;
+}
+
+/* The header: run.json without its attrs and cells, with the REJECTED
+ * cells' messages. */
 static char *header_b64(const struct result_set *set)
 {
 	json_t *root = results_to_json(set);
+	json_t *rej;
 	g_autofree char *text = NULL;
 
 	if (!root)
 		return NULL;
 	json_object_del(root, "cells");
 	json_object_del(root, "attrs");
+	rej = rejected_table(set);
+	if (json_array_size(rej))
+		json_object_set_new(root, "lava_rejected", rej);
+	else
+		json_decref(rej);
 	text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(root);
 	return text ? g_base64_encode((const guchar *)text, strlen(text)) : NULL;
@@ -530,17 +571,67 @@ static char *untag(const char *line, size_t n)
 	return g_string_free(s, FALSE);
 }
 
+/* What a case was reported as, for the agreement of an export and a log. */
+struct case_seen {
+	char *said;                 /* "RESULT K UNITS" */
+	size_t line;
+};
+
+static void case_seen_free(struct case_seen *s)
+{
+	if (s) {
+		g_free(s->said);
+		g_free(s);
+	}
+}
+
 struct collect {
 	const char *name;
 	size_t line;
+	long item;                  /* a REST export's results[item]; -1: by line */
+	bool is_export;             /* a server's results export: no console */
+	bool with_export;           /* a log an export agreed with */
 	GString *header;            /* base64 */
 	size_t hdr_next, hdr_total;
 	GPtrArray *cells;
-	GHashTable *ids;
+	GPtrArray *order;           /* case ids as reported */
+	GHashTable *ids;            /* case id -> struct case_seen */
+	GHashTable *cell_of;        /* case id -> its cell (in cells) */
 	char *job_error_type, *job_error_msg, *job_result_s;
+	char *job_id;               /* an export's job */
 	char *run_json_url;         /* the device's run.json, when it POSTed it */
 	int exit_code;              /* -1: not reported */
 };
+
+static void collect_init(struct collect *c, const char *name, bool is_export)
+{
+	*c = (struct collect){
+		.name = name,
+		.item = -1,
+		.is_export = is_export,
+		.header = g_string_new(NULL),
+		.cells = g_ptr_array_new_with_free_func((GDestroyNotify)cell_free),
+		.order = g_ptr_array_new_with_free_func(g_free),
+		.ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					     (GDestroyNotify)case_seen_free),
+		.cell_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+		.exit_code = -1,
+	};
+}
+
+static void collect_clear(struct collect *c)
+{
+	g_string_free(c->header, TRUE);
+	g_ptr_array_free(c->cells, TRUE);
+	g_ptr_array_free(c->order, TRUE);
+	g_hash_table_destroy(c->ids);
+	g_hash_table_destroy(c->cell_of);
+	g_free(c->job_result_s);
+	g_free(c->job_error_type);
+	g_free(c->job_error_msg);
+	g_free(c->job_id);
+	g_free(c->run_json_url);
+}
 
 static int cfail(struct collect *c, const char *field, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -552,17 +643,43 @@ static int cfail(struct collect *c, const char *field, const char *fmt, ...)
 	va_start(ap, fmt);
 	why = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
+	if (c->item >= 0)
+		return pc_fail(EINVAL, "%s: results[%ld]: %s: %s", c->name, c->item, field, why);
 	return pc_fail(EINVAL, "%s:%zu: %s: %s", c->name, c->line, field, why);
+}
+
+/* A case's field by the name its input gives it: lava-run's msg.units, an
+ * export's unit (lava_results_app.utils.export_testcase). */
+static const char *cfield(const struct collect *c, const char *f)
+{
+	static const char *const names[][3] = {
+		{ "case", "msg.case", "name" },
+		{ "units", "msg.units", "unit" },
+		{ "result", "msg.result", "result" },
+		{ "measurement", "msg.measurement", "measurement" },
+		{ "reference", "msg.reference", "metadata.reference" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+		if (!strcmp(f, names[i][0]))
+			return names[i][c->is_export ? 2 : 1];
+	return f;
 }
 
 static int count_text(struct collect *c, const char *s, const char *field, long max, long *out)
 {
 	char *end;
 
-	if (!g_ascii_isdigit(*s) || strlen(s) > 12)
+	if (!g_ascii_isdigit(*s) || strlen(s) > 24)
 		return cfail(c, field, "'%s' is not a count", s);
 	*out = strtol(s, &end, 10);
-	if (*end && strcmp(end, ".0"))
+	/* "2.0" in a log; a server stores a DecimalField(decimal_places=10):
+	 * "2.0000000000", and str() of its zero is "0E-10" (the YAML export) */
+	if (*end == '.' && end[1] && strspn(end + 1, "0") == strlen(end + 1))
+		end += strlen(end);
+	else if (*out == 0 && end == s + 1 && !strcmp(end, "E-10"))
+		end += strlen(end);
+	if (*end)
 		return cfail(c, field, "'%s' is not a whole count", s);
 	if (*out > max)
 		return cfail(c, field, "%ld is out of range (at most %ld)", *out, max);
@@ -594,6 +711,8 @@ static const char *sget(json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
+#define REJECTED_PLACEHOLDER "rejected by the profile's parser (its message stays in the device's run.json)"
+
 static int collect_case(struct collect *c, json_t *msg, const char *id, const char *result)
 {
 	g_autofree char *profile = NULL, *spec = NULL;
@@ -601,62 +720,69 @@ static int collect_case(struct collect *c, json_t *msg, const char *id, const ch
 	const char *units = sget(msg, "units");
 	g_auto(GStrv) u = NULL;
 	enum lava_result r = lava_result_from_name(result);
+	struct case_seen *seen;
 	enum outcome oc;
 	long k = 0, n = 0;
 	int ret;
 
 	if (r == LAVA_RESULT_COUNT)
-		return cfail(c, "msg.result", "'%s' is not pass, fail or skip", result);
+		return cfail(c, cfield(c, "result"), "'%s' is not pass, fail or skip", result);
 	if (!strcmp(id, "pmucanary-run-json")) {
 		const char *ref = sget(msg, "reference");
 
 		if (c->run_json_url)
-			return cfail(c, "msg.case", "pmucanary-run-json reported twice");
-		if (!ref || lava_url_check("msg.reference", ref) < 0)
-			return cfail(c, "msg.reference", "not a URL pmucanary would POST to");
+			return cfail(c, cfield(c, "case"), "pmucanary-run-json reported twice");
+		if (!ref || lava_url_check("reference", ref) < 0)
+			return cfail(c, cfield(c, "reference"), "not a URL pmucanary would POST to");
 		c->run_json_url = g_strdup(ref);
 		return 0;
 	}
-		if (!strcmp(id, "pmucanary-exit")) {
+	if (!strcmp(id, "pmucanary-exit")) {
 		if (c->exit_code >= 0)
-			return cfail(c, "msg.case", "pmucanary-exit reported twice");
-		if ((ret = count_get(c, json_object_get(msg, "measurement"), "msg.measurement",
-				     255, &k)) < 0)
+			return cfail(c, cfield(c, "case"), "pmucanary-exit reported twice");
+		if ((ret = count_get(c, json_object_get(msg, "measurement"),
+				     cfield(c, "measurement"), 255, &k)) < 0)
 			return ret;
 		c->exit_code = (int)k;
 		return 0;
 	}
 	if (lava_case_id_parse(id, &profile, &spec) < 0)
-		return cfail(c, "msg.case", "%s", pc_errmsg());
+		return cfail(c, cfield(c, "case"), "%s", pc_errmsg());
 	if (g_hash_table_contains(c->ids, id))
-		return cfail(c, "msg.case", "'%s' reported twice", id);
+		return cfail(c, cfield(c, "case"), "'%s' reported twice", id);
 	if (!units)
-		return cfail(c, "msg.units", "missing (the outcome)");
+		return cfail(c, cfield(c, "units"), "missing (the outcome)");
 	u = g_strsplit(units, "/", 3);
 	oc = outcome_from_name(u[0]);
 	if (oc == OUTCOME_COUNT)
-		return cfail(c, "msg.units", "'%s' is not an outcome", u[0]);
+		return cfail(c, cfield(c, "units"), "'%s' is not an outcome", u[0]);
 	if (u[1] && u[2])
-		return cfail(c, "msg.units", "'%s' is not OUTCOME[/N]", units);
-	if (u[1] && (ret = count_text(c, u[1], "msg.units", 1000000, &n)) < 0)
+		return cfail(c, cfield(c, "units"), "'%s' is not OUTCOME[/N]", units);
+	if (u[1] && (ret = count_text(c, u[1], cfield(c, "units"), 1000000, &n)) < 0)
 		return ret;
-	if ((ret = count_get(c, json_object_get(msg, "measurement"), "msg.measurement",
+	if ((ret = count_get(c, json_object_get(msg, "measurement"), cfield(c, "measurement"),
 			     1000000, &k)) < 0)
 		return ret;
 	if (k > n || (u[1] && n == 0))
-		return cfail(c, "msg.measurement", "k=%ld of n=%ld", k, n);
+		return cfail(c, cfield(c, "measurement"), "k=%ld of n=%ld", k, n);
 	/* The result must be one this outcome can have (lava_case_result). */
 	if (r != lava_case_result(oc, r == LAVA_RESULT_FAIL, r == LAVA_RESULT_SKIP))
-		return cfail(c, "msg.result", "'%s' does not fit outcome %s", result,
+		return cfail(c, cfield(c, "result"), "'%s' does not fit outcome %s", result,
 			     outcome_name(oc));
 	cell = cell_new(NULL, profile, spec);
+	/* the device's message, when its header carries it, replaces this
+	 * (collect_rejected) */
 	if (oc == OUTCOME_REJECTED)
-		cell_set_error(cell, "rejected by the profile's parser (perf's message stays "
-				     "in the device's run.json)");
+		cell_set_error(cell, REJECTED_PLACEHOLDER);
 	cell->outcome = oc;
 	cell->k = (int)k;
 	cell->n = (int)n;
-	g_hash_table_add(c->ids, g_strdup(id));
+	seen = g_new0(struct case_seen, 1);
+	seen->said = g_strdup_printf("%s %ld %s", result, k, units);
+	seen->line = c->item >= 0 ? (size_t)c->item : c->line;
+	g_hash_table_insert(c->ids, g_strdup(id), seen);
+	g_hash_table_insert(c->cell_of, g_strdup(id), cell);
+	g_ptr_array_add(c->order, g_strdup(id));
 	g_ptr_array_add(c->cells, g_steal_pointer(&cell));
 	return 0;
 }
@@ -739,67 +865,136 @@ static int collect_line(struct collect *c, const char *line, size_t n)
 	return ret;
 }
 
+static bool rejected_msg_ok(const char *msg)
+{
+	size_t n = strlen(msg);
+
+	if (!n || n > LAVA_REJECTED_MSG_MAX || !g_utf8_validate(msg, (gssize)n, NULL))
+		return false;
+	for (const char *p = msg; *p; p++)
+		if ((unsigned char)*p < ' ' || *p == 0x7f)
+			return false;
+	return true;
+}
+
+/* The device's messages of REJECTED cells (the header's lava_rejected:
+ * [{error, cases: [ID...]}]). Untrusted: bounded, every id a REJECTED case
+ * of this job, one message each. */
+static int collect_rejected(struct collect *c, json_t *tab)
+{
+	g_autoptr(GHashTable) done = g_hash_table_new(g_str_hash, g_str_equal);
+	json_t *e, *id;
+	size_t i, j;
+
+	if (!json_is_array(tab) || json_array_size(tab) > LAVA_REJECTED_MSGS_MAX)
+		return pc_fail(EINVAL, "%s: header: lava_rejected: not a list of at most %d "
+			       "messages", c->name, LAVA_REJECTED_MSGS_MAX);
+	json_array_foreach(tab, i, e) {
+		const char *msg = sget(e, "error");
+		json_t *ids = json_object_get(e, "cases");
+
+		if (!json_is_object(e) || json_object_size(e) != 2 || !msg || !rejected_msg_ok(msg) ||
+		    !json_is_array(ids) || !json_array_size(ids))
+			return pc_fail(EINVAL, "%s: header: lava_rejected[%zu]: not {error: a "
+				       "printable message of 1 to %d bytes, cases: [ID...]}",
+				       c->name, i, LAVA_REJECTED_MSG_MAX);
+		json_array_foreach(ids, j, id) {
+			const char *s = json_string_value(id);
+			struct cell *cell = s ? g_hash_table_lookup(c->cell_of, s) : NULL;
+
+			if (!cell || cell->outcome != OUTCOME_REJECTED)
+				return pc_fail(EINVAL, "%s: header: lava_rejected[%zu]: case %zu is "
+					       "not a REJECTED case of the job", c->name, i, j);
+			if (!g_hash_table_add(done, (gpointer)s))
+				return pc_fail(EINVAL, "%s: header: lava_rejected[%zu]: '%s' has a "
+					       "second message", c->name, i, s);
+			cell_set_error(cell, msg);
+		}
+	}
+	return 0;
+}
+
+/* The run's header from its base64 lines, and the REJECTED messages in it. */
+static int collect_header_set(struct collect *c, struct result_set **set)
+{
+	gsize len = 0;
+	g_autofree guchar *raw = g_base64_decode(c->header->str, &len);
+	g_autofree char *txt = g_strndup((const char *)raw, len);
+	g_autofree char *hname = g_strdup_printf("%s: header", c->name);
+	json_error_t jerr;
+	json_t *root = json_loads(txt, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *rej;
+	int ret;
+
+	if (!root || !json_is_object(root)) {
+		json_decref(root);
+		return pc_fail(EINVAL, "%s: header: not JSON (%s)", c->name,
+			       root ? "not an object" : jerr.text);
+	}
+	rej = json_incref(json_object_get(root, "lava_rejected"));
+	json_object_del(root, "lava_rejected");
+	json_object_set_new(root, "attrs", json_array());
+	json_object_set_new(root, "cells", json_array());
+	ret = results_from_json(root, hname, set);
+	json_decref(root);
+	if (ret == 0 && rej)
+		ret = collect_rejected(c, rej);
+	json_decref(rej);
+	return ret < 0 ? -EINVAL : 0;
+}
+
 static int collect_finish(struct collect *c, struct result_set **out, bool *infra)
 {
 	g_autoptr(result_set) set = NULL;
-	json_t *lava = json_object();
+	json_t *lava;
 	const char *why = NULL;
 
 	if (!c->job_result_s) {
-		json_decref(lava);
+		if (c->is_export)
+			return pc_fail(EINVAL, "%s: job: no case 'job' in suite 'lava' (the job's "
+				       "result: not finished yet?)", c->name);
 		return pc_fail(EINVAL, "%s:%zu: job: the log ends before the job's result "
 			       "(truncated?)", c->name, c->line);
 	}
-	if (c->hdr_total && c->hdr_next != c->hdr_total) {
-		json_decref(lava);
+	if (c->hdr_total && c->hdr_next != c->hdr_total)
 		return pc_fail(EINVAL, "%s: header: %zu of %zu chunks", c->name, c->hdr_next,
 			       c->hdr_total);
-	}
-	if (c->hdr_total) {
-		gsize len = 0;
-		g_autofree guchar *raw = g_base64_decode(c->header->str, &len);
-		g_autofree char *txt = g_strndup((const char *)raw, len);
-		json_error_t jerr;
-		json_t *root = json_loads(txt, JSON_REJECT_DUPLICATES, &jerr);
-		g_autofree char *hname = g_strdup_printf("%s: header", c->name);
-
-		if (!root || !json_is_object(root)) {
-			json_decref(root);
-			json_decref(lava);
-			return pc_fail(EINVAL, "%s: header: not JSON (%s)", c->name,
-				       root ? "not an object" : jerr.text);
-		}
-		json_object_set_new(root, "attrs", json_array());
-		json_object_set_new(root, "cells", json_array());
-		if (results_from_json(root, hname, &set) < 0) {
-			json_decref(root);
-			json_decref(lava);
-			return -EINVAL;
-		}
-		json_decref(root);
-	}
+	if (c->hdr_total && collect_header_set(c, &set) < 0)
+		return -EINVAL;
 	if (strcmp(c->job_result_s, "pass"))
 		why = "the LAVA job failed";
 	else if (c->exit_code < 0)
 		why = "pmucanary on the device never reported its exit code";
 	else if (c->exit_code > 1)
 		why = "pmucanary on the device could not test (exit code >= 2)";
-	else if (!set)
+	else if (!set && !c->is_export)
 		why = "the device printed no pmucanary header";
 	*infra = why != NULL;
 	if (!set) {
 		set = result_set_new(RESULTS_KIND_RUN);
 		g_free(set->kernel);
-		set->kernel = g_strdup("unknown");
+		/* an export alone: which kernel and host ran is not in it */
+		set->kernel = c->job_id ? g_strdup_printf("unknown (LAVA job %s)", c->job_id)
+					: g_strdup("unknown");
 	}
+	lava = json_object();
 	json_object_set_new(lava, "verdict", json_string(why ? "INFRA" : "collected"));
-	json_object_set_new(lava, "job_result", json_string(c->job_result_s));
+	json_object_set_new(lava, "source", json_string(c->with_export ? "results export and job log"
+							: c->is_export ? "results export" : "job log"));
+	if (c->job_id)
+		json_object_set_new(lava, "job_id", results_json_string(c->job_id));
+	json_object_set_new(lava, "job_result", results_json_string(c->job_result_s));
 	if (c->job_error_type)
 		json_object_set_new(lava, "error_type", results_json_string(c->job_error_type));
 	if (c->job_error_msg)
 		json_object_set_new(lava, "error_msg", results_json_string(c->job_error_msg));
 	if (why)
 		json_object_set_new(lava, "why", json_string(why));
+	if (c->is_export)
+		json_object_set_new(lava, "fingerprint",
+				    json_string("unknown: a results export carries no console "
+						"output; collect it with the job's log for the "
+						"device's header"));
 	if (c->exit_code >= 0)
 		json_object_set_new(lava, "device_exit_code", json_integer(c->exit_code));
 	json_object_set_new(lava, "cases_reported", json_integer(c->cells->len));
@@ -814,9 +1009,16 @@ static int collect_finish(struct collect *c, struct result_set **out, bool *infr
 				       c->job_error_type ? ": LAVA error type " : "",
 				       c->job_error_type ? c->job_error_type : "");
 	} else {
-		results_add_limitation(set, "collected from a LAVA job log: per cell the "
-				       "outcome and k/n; attrs, tries, evidence and perf's "
-				       "messages stay in the device's run.json");
+		if (c->is_export)
+			results_add_limitation(set, "collected from a LAVA server's results export "
+					       "alone: per cell the outcome and k/n; the device's "
+					       "fingerprint (host, kernel, accel) and a rejected "
+					       "spec's message are unknown; attrs, tries and "
+					       "evidence stay in the device's run.json");
+		else
+			results_add_limitation(set, "collected from a LAVA job: per cell the outcome, "
+					       "k/n and a rejected spec's message; attrs, tries "
+					       "and evidence stay in the device's run.json");
 		for (guint i = 0; i < c->cells->len; i++)
 			results_add_cell(set, g_steal_pointer(&g_ptr_array_index(c->cells, i)));
 	}
@@ -824,44 +1026,371 @@ static int collect_finish(struct collect *c, struct result_set **out, bool *infr
 	return 0;
 }
 
-int lava_collect(const char *text, size_t len, const char *name, struct result_set **out,
-		 bool *infra)
+static int collect_log(struct collect *c, const char *text, size_t len)
 {
-	struct collect c = {
-		.name = name,
-		.header = g_string_new(NULL),
-		.cells = g_ptr_array_new_with_free_func((GDestroyNotify)cell_free),
-		.ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
-		.exit_code = -1,
-	};
 	size_t pos = 0;
 	int ret = 0;
 
-	*out = NULL;
-	*infra = false;
 	while (pos < len && ret == 0) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
 
-		c.line++;
-		if (c.line > LAVA_LOG_LINES_MAX)
-			ret = cfail(&c, "line", "more than %d lines", LAVA_LOG_LINES_MAX);
+		c->line++;
+		if (c->line > LAVA_LOG_LINES_MAX)
+			ret = cfail(c, "line", "more than %d lines", LAVA_LOG_LINES_MAX);
 		else if (n > LAVA_LOG_LINE_MAX)
-			ret = cfail(&c, "line", "longer than %d bytes", LAVA_LOG_LINE_MAX);
+			ret = cfail(c, "line", "longer than %d bytes", LAVA_LOG_LINE_MAX);
 		else if (memchr(text + pos, '\0', n))
-			ret = cfail(&c, "line", "a NUL byte");
+			ret = cfail(c, "line", "a NUL byte");
 		else
-			ret = collect_line(&c, text + pos, n);
+			ret = collect_line(c, text + pos, n);
 		pos += n + 1;
 	}
+	return ret;
+}
+
+int lava_collect(const char *text, size_t len, const char *name, struct result_set **out,
+		 bool *infra)
+{
+	struct collect c;
+	int ret;
+
+	*out = NULL;
+	*infra = false;
+	collect_init(&c, name, false);
+	ret = collect_log(&c, text, len);
 	if (ret == 0)
 		ret = collect_finish(&c, out, infra);
-	g_string_free(c.header, TRUE);
-	g_ptr_array_free(c.cells, TRUE);
-	g_hash_table_destroy(c.ids);
-	g_free(c.job_result_s);
-	g_free(c.job_error_type);
-	g_free(c.job_error_msg);
-	g_free(c.run_json_url);
+	collect_clear(&c);
+	return ret;
+}
+
+/* ---- a LAVA server's results export ---- */
+
+/* A YAML document as JSON, every scalar a string: LAVA writes the export's
+ * values as strings (export_testcase: str(...)), and the metadata as it
+ * came from the log. Bounded in depth and nodes; aliases are refused (an
+ * export has none, and they are how a small file becomes a huge tree).
+ * lines (may be NULL) gets the line of each item of a top-level sequence;
+ * where names the input in messages ("FILE" gets ":LINE"). */
+static int yaml_to_json(const char *text, size_t len, const char *where, bool with_line,
+			json_t **out, GArray *lines)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	json_t *stack[LAVA_EXPORT_DEPTH_MAX];
+	char *keys[LAVA_EXPORT_DEPTH_MAX] = { NULL };
+	json_t *root = NULL;
+	int depth = 0, docs = 0, ret = 0;
+	size_t nodes = 0, line = 0;
+	bool done = false;
+
+#define YFAIL(...) do { \
+		g_autofree char *why_ = g_strdup_printf(__VA_ARGS__); \
+		ret = with_line ? pc_fail(EINVAL, "%s:%zu: %s", where, line, why_) \
+				: pc_fail(EINVAL, "%s: %s", where, why_); \
+	} while (0)
+
+	*out = NULL;
+	if (!yaml_parser_initialize(&p))
+		return pc_fail(ENOMEM, "cannot start a YAML parser");
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	while (!done && ret == 0) {
+		json_t *node = NULL;
+
+		if (!yaml_parser_parse(&p, &ev)) {
+			line = p.problem_mark.line + 1;
+			YFAIL("yaml: %s", p.problem ? p.problem : "does not parse");
+			break;
+		}
+		line = ev.start_mark.line + 1;
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			break;
+		case YAML_DOCUMENT_START_EVENT:
+			if (++docs > 1)
+				YFAIL("yaml: a second document");
+			break;
+		case YAML_ALIAS_EVENT:
+			YFAIL("yaml: an alias (a LAVA export has none)");
+			break;
+		case YAML_SCALAR_EVENT:
+			node = json_stringn((const char *)ev.data.scalar.value,
+					    ev.data.scalar.length);
+			if (!node)
+				YFAIL("yaml: a scalar that is not UTF-8 text");
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+			node = json_array();
+			break;
+		case YAML_MAPPING_START_EVENT:
+			node = json_object();
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+		if (!node)
+			continue;
+		if (++nodes > LAVA_EXPORT_NODES_MAX) {
+			YFAIL("yaml: more than %d nodes", LAVA_EXPORT_NODES_MAX);
+			json_decref(node);
+			break;
+		}
+		if (depth == 0) {
+			root = node;
+		} else if (json_is_array(stack[depth - 1])) {
+			json_array_append_new(stack[depth - 1], node);
+			if (lines && depth == 1)
+				g_array_append_val(lines, line);
+		} else if (!keys[depth - 1]) {
+			if (!json_is_string(node)) {
+				YFAIL("yaml: a key that is not a scalar");
+				json_decref(node);
+				break;
+			}
+			keys[depth - 1] = g_strdup(json_string_value(node));
+			json_decref(node);
+			continue;
+		} else {
+			g_autofree char *key = g_steal_pointer(&keys[depth - 1]);
+
+			if (json_object_get(stack[depth - 1], key)) {
+				YFAIL("%s: a key twice", key);
+				json_decref(node);
+				break;
+			}
+			json_object_set_new(stack[depth - 1], key, node);
+		}
+		if (json_is_array(node) || json_is_object(node)) {
+			if (depth == LAVA_EXPORT_DEPTH_MAX) {
+				YFAIL("yaml: nested deeper than %d", LAVA_EXPORT_DEPTH_MAX);
+				break;
+			}
+			stack[depth++] = node;
+		}
+	}
+#undef YFAIL
+	yaml_parser_delete(&p);
+	for (int i = 0; i < LAVA_EXPORT_DEPTH_MAX; i++)
+		g_free(keys[i]);
+	if (ret < 0 || !root) {
+		json_decref(root);
+		return ret < 0 ? ret : pc_fail(EINVAL, "%s: empty", where);
+	}
+	*out = root;
+	return 0;
+}
+
+/* One test case of an export: export_testcase()'s mapping (the YAML) or
+ * the REST API's TestCaseSerializer (lava_rest_app/v02/serializers.py:
+ * "unit" for units, "result" its code, "suite" a number, "metadata" the
+ * YAML text of the log's result line). */
+static int export_case(struct collect *c, json_t *it, bool rest)
+{
+	const char *name = sget(it, "name"), *result = sget(it, "result"), *suite;
+	json_t *meta = json_object_get(it, "metadata"), *owned = NULL, *msg, *m;
+	int ret;
+
+	if (!json_is_object(it))
+		return cfail(c, "case", "not a mapping");
+	if (!name || !result)
+		return cfail(c, !name ? "name" : "result", "missing");
+	if (rest && json_is_string(meta) && *json_string_value(meta)) {
+		g_autofree char *where = g_strdup_printf("%s: results[%ld]: metadata", c->name,
+							 c->item);
+		const char *t = json_string_value(meta);
+
+		if ((ret = yaml_to_json(t, strlen(t), where, false, &owned, NULL)) < 0)
+			return ret;
+		meta = owned;
+	} else if (!meta || json_is_null(meta) || (json_is_string(meta) && rest)) {
+		meta = owned = json_object();
+	}
+	if (!json_is_object(meta)) {
+		json_decref(owned);
+		return cfail(c, "metadata", "not a mapping");
+	}
+	/* The REST API names the suite by number; the metadata has its name. */
+	suite = rest ? sget(meta, "definition") : sget(it, "suite");
+	if (!suite) {
+		json_decref(owned);
+		return cfail(c, rest ? "metadata.definition" : "suite", "missing");
+	}
+	if (!rest) {
+		const char *job = sget(it, "job");
+
+		if (!job || !*job || strlen(job) > 32) {
+			json_decref(owned);
+			return cfail(c, "job", "missing or not a job id");
+		}
+		if (c->job_id && strcmp(c->job_id, job)) {
+			json_decref(owned);
+			return cfail(c, "job", "'%s' in an export of job %s", job, c->job_id);
+		}
+		if (!c->job_id)
+			c->job_id = g_strdup(job);
+	}
+	if (!strcmp(suite, "lava")) {
+		ret = 0;
+		if (!strcmp(name, "job")) {
+			if (c->job_result_s)
+				ret = cfail(c, "name", "the job's result twice");
+			else {
+				c->job_result_s = g_strdup(result);
+				c->job_error_type = g_strdup(sget(meta, "error_type"));
+				c->job_error_msg = g_strdup(sget(meta, "error_msg"));
+			}
+		}
+		json_decref(owned);
+		return ret;
+	}
+	if (!g_str_has_suffix(suite, "_pmucanary")) {
+		json_decref(owned);
+		return 0;
+	}
+	/* As the log's msg: what collect_case reads. */
+	msg = json_object();
+	if (sget(it, "unit") && *sget(it, "unit"))
+		json_object_set(msg, "units", json_object_get(it, "unit"));
+	m = json_object_get(it, "measurement");
+	if (m && !json_is_null(m) && g_strcmp0(json_string_value(m), "None"))
+		json_object_set(msg, "measurement", m);
+	if (json_object_get(meta, "reference"))
+		json_object_set(msg, "reference", json_object_get(meta, "reference"));
+	ret = collect_case(c, msg, name, result);
+	json_decref(msg);
+	json_decref(owned);
+	return ret;
+}
+
+static int collect_export(struct collect *c, const char *text, size_t len)
+{
+	g_autoptr(GArray) lines = g_array_new(FALSE, FALSE, sizeof(size_t));
+	size_t skip = strspn(text, " \t\r\n");
+	json_t *root = NULL, *items;
+	bool rest = skip < len && (text[skip] == '{' || text[skip] == '[');
+	size_t i;
+	json_t *it;
+	int ret = 0;
+
+	/* The REST API answers JSON; the YAML export is a block sequence,
+	 * which never starts with '{' or '['. */
+	if (rest) {
+		json_error_t jerr;
+
+		root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+		if (!root)
+			return pc_fail(EINVAL, "%s:%d: json: %s", c->name, jerr.line, jerr.text);
+	} else if ((ret = yaml_to_json(text, len, c->name, true, &root, lines)) < 0) {
+		return ret;
+	}
+	items = root;
+	if (rest && json_is_object(root)) {
+		/* One page of LimitOffsetPagination: {count, next, previous, results}. */
+		json_t *count = json_object_get(root, "count");
+
+		items = json_object_get(root, "results");
+		if (!json_is_array(items) || !json_is_integer(count))
+			ret = pc_fail(EINVAL, "%s: not the REST API's {count, results} of a job's "
+				      "tests", c->name);
+		else if ((json_int_t)json_array_size(items) != json_integer_value(count))
+			ret = pc_fail(EINVAL, "%s: results: %zu of the job's %" JSON_INTEGER_FORMAT
+				      " cases (one page: ask for all, ?limit=%" JSON_INTEGER_FORMAT
+				      ")", c->name, json_array_size(items), json_integer_value(count),
+				      json_integer_value(count));
+	}
+	if (ret == 0 && !json_is_array(items))
+		ret = pc_fail(EINVAL, "%s: not a list of test cases", c->name);
+	if (ret == 0 && json_array_size(items) > LAVA_LOG_LINES_MAX)
+		ret = pc_fail(EINVAL, "%s: more than %d test cases", c->name, LAVA_LOG_LINES_MAX);
+	json_array_foreach(items, i, it) {
+		if (ret < 0)
+			break;
+		if (rest)
+			c->item = (long)i;
+		else
+			c->line = g_array_index(lines, size_t, i);
+		ret = export_case(c, it, rest);
+	}
+	json_decref(root);
+	c->item = -1;
+	return ret;
+}
+
+/* The export and the log are the same job: every case the same. */
+static int collect_agree(struct collect *e, struct collect *l)
+{
+	for (guint i = 0; i < e->order->len; i++) {
+		const char *id = g_ptr_array_index(e->order, i);
+		struct case_seen *a = g_hash_table_lookup(e->ids, id);
+		struct case_seen *b = g_hash_table_lookup(l->ids, id);
+
+		if (!b)
+			return pc_fail(EINVAL, "%s: case %s: in the export, not in %s", e->name, id,
+				       l->name);
+		if (strcmp(a->said, b->said))
+			return pc_fail(EINVAL, "%s: case %s: '%s' in the export, '%s' in %s:%zu",
+				       e->name, id, a->said, b->said, l->name, b->line);
+	}
+	for (guint i = 0; i < l->order->len; i++) {
+		const char *id = g_ptr_array_index(l->order, i);
+
+		if (!g_hash_table_contains(e->ids, id))
+			return pc_fail(EINVAL, "%s: case %s: in %s:%zu, not in the export", e->name,
+				       id, l->name, ((struct case_seen *)g_hash_table_lookup(l->ids,
+										id))->line);
+	}
+	if (!e->job_result_s || !l->job_result_s || strcmp(e->job_result_s, l->job_result_s) ||
+	    g_strcmp0(e->job_error_type, l->job_error_type))
+		return pc_fail(EINVAL, "%s: job: '%s' (%s) in the export, '%s' (%s) in %s", e->name,
+			       e->job_result_s ? e->job_result_s : "none",
+			       e->job_error_type ? e->job_error_type : "no error",
+			       l->job_result_s ? l->job_result_s : "none",
+			       l->job_error_type ? l->job_error_type : "no error", l->name);
+	if (e->exit_code != l->exit_code)
+		return pc_fail(EINVAL, "%s: case pmucanary-exit: %d in the export, %d in %s",
+			       e->name, e->exit_code, l->exit_code, l->name);
+	if (g_strcmp0(e->run_json_url, l->run_json_url))
+		return pc_fail(EINVAL, "%s: case pmucanary-run-json: differs from %s", e->name,
+			       l->name);
+	return 0;
+}
+
+int lava_collect_export(const char *export, size_t export_len, const char *export_name,
+			const char *log, size_t log_len, const char *log_name,
+			struct result_set **out, bool *infra)
+{
+	struct collect e, l;
+	int ret;
+
+	*out = NULL;
+	*infra = false;
+	collect_init(&e, export_name, true);
+	collect_init(&l, log_name ? log_name : "", false);
+	ret = collect_export(&e, export, export_len);
+	if (ret == 0 && log) {
+		ret = collect_log(&l, log, log_len);
+		if (ret == 0 && !l.job_result_s)
+			ret = pc_fail(EINVAL, "%s:%zu: job: the log ends before the job's result "
+				      "(truncated?)", l.name, l.line);
+		if (ret == 0)
+			ret = collect_agree(&e, &l);
+		if (ret == 0) {
+			/* The log's cells (its header names their messages); the
+			 * export's job id. */
+			l.with_export = true;
+			l.job_id = g_strdup(e.job_id);
+		}
+	}
+	if (ret == 0)
+		ret = collect_finish(log ? &l : &e, out, infra);
+	collect_clear(&e);
+	collect_clear(&l);
 	return ret;
 }

@@ -18,7 +18,10 @@
  * Besides the cases the device prints the run's header (run.json without
  * attrs and cells: fingerprint, kernel, accel, limitations, scenario) as
  * "pmucanary-header I/N BASE64" lines, and its own exit code as the case
- * "pmucanary-exit". With an artifact URL it POSTs its whole run.json
+ * "pmucanary-exit". The header also holds the messages of REJECTED cells
+ * ("lava_rejected": [{error, cases: [ID...]}], at most
+ * LAVA_REJECTED_MSGS_MAX distinct messages of LAVA_REJECTED_MSG_MAX
+ * printable bytes), which a case cannot carry. With an artifact URL it POSTs its whole run.json
  * there and names it with lava-test-reference "pmucanary-run-json". */
 #ifndef PMUCANARY_LAVA_H
 #define PMUCANARY_LAVA_H
@@ -32,6 +35,10 @@
 #define LAVA_HEADER_CHUNK 60      /* base64 characters per console line */
 #define LAVA_LOG_LINE_MAX (1 << 20)
 #define LAVA_LOG_LINES_MAX 10000000
+#define LAVA_REJECTED_MSGS_MAX 256
+#define LAVA_REJECTED_MSG_MAX 1024
+#define LAVA_EXPORT_DEPTH_MAX 32  /* YAML nesting in a results export */
+#define LAVA_EXPORT_NODES_MAX 50000000
 
 /* The case id of (profile, spec); NULL when longer than LAVA_CASE_ID_MAX. */
 char *lava_case_id(const char *profile, const char *spec);
@@ -96,5 +103,23 @@ int lava_job_write(const struct lava_job_opts *opts, GString *out);
  * set's "lava" object says why, and no case of it is a verdict. */
 int lava_collect(const char *text, size_t len, const char *name, struct result_set **out,
 		 bool *infra);
+
+/* The same from a LAVA server's results export of the job, a list of test
+ * cases {suite, name, result, measurement, unit, metadata}: the YAML of
+ * /results/JOB/yaml (lava_results_app.views.testjob_yaml, one
+ * export_testcase() each) or the JSON of /api/v0.2/jobs/JOB/tests/
+ * (lava_rest_app v02 TestCaseSerializer; one page holding all: its count
+ * must equal its results, or a JSON list of such cases); JSON when the
+ * text starts with '{' or '['. The job's outcome is the case "job" of
+ * suite "lava" (error_type in its metadata). An export has no console
+ * lines, so no header: alone, the set's kernel and host are unknown (and
+ * "lava"."fingerprint" says so) and REJECTED cells have no message. With
+ * the job's log too (log may be NULL), every case, the job's result and
+ * error type must be the same in both (-EINVAL naming the case), and the
+ * set is the log's. Errors: "name:line: field: why" (YAML), "name:
+ * results[i]: field: why" (JSON). */
+int lava_collect_export(const char *export, size_t export_len, const char *export_name,
+			const char *log, size_t log_len, const char *log_name,
+			struct result_set **out, bool *infra);
 
 #endif

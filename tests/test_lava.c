@@ -262,7 +262,43 @@ static void log_line(GString *log, const char *lvl, const char *msg_json)
 				    "\"msg\": %s}\n", lvl, msg_json);
 }
 
-static char *make_log(const struct result_set *set, const char *job_result, bool with_cases)
+/* The header lines of lines with its lava_rejected replaced by rejected
+ * (JSON text), as a lying device would print them. */
+static void header_replace_rejected(GString *lines, const char *rejected)
+{
+	g_autoptr(GString) b64 = g_string_new(NULL), out = g_string_new(NULL);
+	g_auto(GStrv) ls = g_strsplit(lines->str, "\n", -1);
+	g_autofree guchar *raw = NULL;
+	g_autofree char *txt = NULL, *enc = NULL;
+	gsize len;
+	json_t *root;
+	size_t n, chunks;
+
+	for (char **l = ls; *l && **l; l++)
+		if (g_str_has_prefix(*l, "pmucanary-header "))
+			g_string_append(b64, strchr(strchr(*l, ' ') + 1, ' ') + 1);
+	raw = g_base64_decode(b64->str, &len);
+	txt = g_strndup((const char *)raw, len);
+	root = json_loads(txt, 0, NULL);
+	assert_non_null(root);
+	json_object_set_new(root, "lava_rejected", json_loads(rejected, JSON_DECODE_ANY, NULL));
+	g_free(txt);
+	txt = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	enc = g_base64_encode((const guchar *)txt, strlen(txt));
+	n = strlen(enc);
+	chunks = (n + LAVA_HEADER_CHUNK - 1) / LAVA_HEADER_CHUNK;
+	for (size_t i = 0; i < chunks; i++)
+		g_string_append_printf(out, "pmucanary-header %zu/%zu %.*s\n", i + 1, chunks,
+				       LAVA_HEADER_CHUNK, enc + i * LAVA_HEADER_CHUNK);
+	for (char **l = ls; *l && **l; l++)
+		if (!g_str_has_prefix(*l, "pmucanary-header "))
+			g_string_append_printf(out, "%s\n", *l);
+	g_string_assign(lines, out->str);
+}
+
+static char *make_log_rejected(const struct result_set *set, const char *job_result,
+			       bool with_cases, const char *rejected)
 {
 	GString *log = g_string_new(NULL);
 	g_autoptr(GString) lines = g_string_new(NULL);
@@ -275,6 +311,8 @@ static char *make_log(const struct result_set *set, const char *job_result, bool
 	log_line(log, "results", "{\"case\": \"validate\", \"definition\": \"lava\", \"result\": \"pass\"}");
 	if (with_cases) {
 		assert_int_equal(lava_cases_format(set, NULL, NULL, lines, &skipped), 0);
+		if (rejected)
+			header_replace_rejected(lines, rejected);
 		log_line(log, "results", "{\"case\": \"pmucanary-exit\", \"definition\": \"0_pmucanary\", "
 					 "\"measurement\": ! \"0.0\", \"result\": \"pass\", \"units\": \"exit-code\"}");
 		ls = g_strsplit(lines->str, "\n", -1);
@@ -307,6 +345,11 @@ static char *make_log(const struct result_set *set, const char *job_result, bool
 	return g_string_free(log, FALSE);
 }
 
+static char *make_log(const struct result_set *set, const char *job_result, bool with_cases)
+{
+	return make_log_rejected(set, job_result, with_cases, NULL);
+}
+
 static void test_collect_round_trip(void **state)
 {
 	g_autoptr(result_set) set = sample_set();
@@ -333,6 +376,9 @@ static void test_collect_round_trip(void **state)
 		assert_int_equal(a->outcome, b->outcome);
 		assert_int_equal(a->k, b->k);
 		assert_int_equal(a->n, b->n);
+		/* a REJECTED cell's message is the device's own */
+		if (a->outcome == OUTCOME_REJECTED)
+			assert_string_equal(b->error, a->error);
 	}
 	/* a LAVA server's output.yaml: the same lines as a YAML sequence */
 	g_autoptr(GString) seq = g_string_new(NULL);
@@ -470,6 +516,376 @@ static void test_collect_bad_logs(void **state)
 	expect_bad(s->str, "reported twice");
 }
 
+/* ---- a LAVA server's results export ---- */
+
+/* One case of an export as the server writes it, hand-written from
+ * lava-server 2023.01: lava_results_app/utils.py export_testcase() (every
+ * value str(), measurement "None" or str() of a DecimalField(decimal_places=10):
+ * "2.0000000000", but "0E-10" for zero (Python's Decimal), unit
+ * "" when none, metadata the log's result line), dumped by
+ * lava_results_app/views/__init__.py testjob_yaml() one
+ * yaml_dump([export_testcase(tc)]) each (lava_common/compat.py: CDumper,
+ * block style, sorted keys, strings that would read as numbers or are
+ * empty single-quoted). */
+static void export_yaml_case(GString *y, int id, const char *suite, const char *name,
+			     const char *result, const char *meas, const char *unit,
+			     const char *meta_yaml)
+{
+	g_auto(GStrv) ml = g_strsplit(meta_yaml, "\n", -1);
+
+	g_string_append_printf(y, "- id: '%d'\n  job: '4711'\n  level: ''\n  log_end_line: ''\n"
+				  "  log_start_line: ''\n  logged: '2026-12-04 02:34:00.123456+00:00'\n"
+				  "  measurement: %s\n  metadata:\n", id, meas);
+	for (char **l = ml; *l && **l; l++)
+		g_string_append_printf(y, "    %s\n", *l);
+	g_string_append_printf(y, "  name: %s\n  result: %s\n  suite: %s\n  unit: %s\n"
+				  "  url: /results/4711/%s/%s\n", name, result, suite,
+			       *unit ? unit : "''", suite, name);
+}
+
+/* The same case from the REST API, lava_rest_app/v02/serializers.py
+ * TestCaseSerializer (base_serializers' fields "__all__" but units, plus
+ * unit and resource_uri; result is result_code; suite the suite's pk;
+ * metadata the YAML text the server stored (dbutils.map_scanned_results:
+ * yaml_dump(results)); measurement a string (DRF's
+ * COERCE_DECIMAL_TO_STRING) or null). */
+static void export_rest_case(json_t *results, int id, const char *name, const char *result,
+			     const char *meas, const char *unit, const char *meta_yaml)
+{
+	json_array_append_new(results, json_pack(
+		"{s:i,s:s,s:s,s:s,s:s,s:o,s:s,s:n,s:n,s:s,s:i,s:n}", "id", id, "resource_uri",
+		"https://lava.example/api/v0.2/jobs/4711/suites/9/tests/1/", "unit", unit, "result",
+		result, "name", name, "measurement", meas ? json_string(meas) : json_null(),
+		"metadata", meta_yaml, "start_log_line", "end_log_line", "logged",
+		"2026-12-04T02:34:00.123456Z", "suite", 9, "test_set"));
+}
+
+/* The export of the job make_log() writes: the cases of set, its lava
+ * suite's validate and job cases. rest: the REST API's JSON page. */
+static char *make_export(const struct result_set *set, const char *job_result, bool rest)
+{
+	g_autoptr(GString) y = g_string_new(NULL), lines = g_string_new(NULL);
+	json_t *results = json_array();
+	g_auto(GStrv) ls = NULL;
+	size_t skipped;
+	int id = 1;
+	struct {
+		const char *suite, *name, *result, *meas, *unit, *meta;
+	} lava_cases[] = {
+		{ "lava", "validate", "pass", NULL, "",
+		  "case: validate\ndefinition: lava\nresult: pass\n" },
+		{ "0_pmucanary", "pmucanary-exit", "pass", "0.0000000000", "exit-code",
+		  "case: pmucanary-exit\ndefinition: 0_pmucanary\nmeasurement: '0.0'\nresult: pass\n"
+		  "units: exit-code\n" },
+		{ "0_pmucanary", "pmucanary-run-json", "pass", NULL, "",
+		  "case: pmucanary-run-json\ndefinition: 0_pmucanary\n"
+		  "reference: http://lab.example/r/run.json\nresult: pass\n" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(lava_cases); i++) {
+		if (rest)
+			export_rest_case(results, id++, lava_cases[i].name, lava_cases[i].result,
+					 lava_cases[i].meas, lava_cases[i].unit, lava_cases[i].meta);
+		else
+			export_yaml_case(y, id++, lava_cases[i].suite, lava_cases[i].name,
+					 lava_cases[i].result,
+					 lava_cases[i].meas ? "0E-10" : "None",
+					 lava_cases[i].unit, lava_cases[i].meta);
+	}
+	assert_int_equal(lava_cases_format(set, NULL, NULL, lines, &skipped), 0);
+	ls = g_strsplit(lines->str, "\n", -1);
+	for (char **l = ls; *l && **l; l++) {
+		g_auto(GStrv) f = g_strsplit(*l, " ", -1);
+		g_autofree char *meta = NULL, *meas = NULL, *qmeas = NULL;
+
+		if (strcmp(f[0], "case"))
+			continue;
+		meta = g_strdup_printf("case: %s\ndefinition: 0_pmucanary\nendtc: '576'\n"
+				       "measurement: '%s.0'\nresult: %s\nstarttc: '576'\nunits: %s\n",
+				       f[1], f[3], f[2], f[4]);
+		meas = g_strdup_printf("%s.0000000000", f[3]);
+		qmeas = strcmp(f[3], "0") ? g_strdup_printf("'%s'", meas) : g_strdup("0E-10");
+		if (rest)
+			export_rest_case(results, id++, f[1], f[2], meas, f[4], meta);
+		else
+			export_yaml_case(y, id++, "0_pmucanary", f[1], f[2], qmeas, f[4], meta);
+	}
+	if (!strcmp(job_result, "pass")) {
+		const char *meta = "case: job\ndefinition: lava\nresult: pass\n";
+
+		if (rest)
+			export_rest_case(results, id++, "job", "pass", NULL, "", meta);
+		else
+			export_yaml_case(y, id++, "lava", "job", "pass", "None", "", meta);
+	} else {
+		/* a long error_msg: the dumper folds it at 80 columns, counted from
+		 * where the metadata's mapping starts */
+		const char *meta = rest ? "case: job\ndefinition: lava\nerror_msg: 'auto-login-action "
+					  "timed out after 120 seconds: a very long message that\n"
+					  "  goes past eighty columns for sure'\nerror_type: "
+					  "Infrastructure\nresult: fail\n"
+					: "case: job\ndefinition: lava\nerror_msg: 'auto-login-action "
+					  "timed out after 120 seconds: a very long message\n  that "
+					  "goes past eighty columns for sure'\nerror_type: "
+					  "Infrastructure\nresult: fail\n";
+
+		if (rest)
+			export_rest_case(results, id++, "job", "fail", NULL, "", meta);
+		else
+			export_yaml_case(y, id++, "lava", "job", "fail", "None", "", meta);
+	}
+	if (rest) {
+		json_t *page = json_pack("{s:i,s:n,s:n,s:o}", "count", (int)json_array_size(results),
+					 "next", "previous", "results", results);
+		char *t = json_dumps(page, JSON_COMPACT);
+
+		json_decref(page);
+		return t;
+	}
+	json_decref(results);
+	return g_strdup(y->str);
+}
+
+static void assert_cells_equal(const struct result_set *a, const struct result_set *b)
+{
+	assert_int_equal(a->cells->len, b->cells->len);
+	for (guint i = 0; i < a->cells->len; i++) {
+		const struct cell *x = g_ptr_array_index(a->cells, i);
+		const struct cell *y = g_ptr_array_index(b->cells, i);
+
+		assert_string_equal(x->profile, y->profile);
+		assert_string_equal(x->spec, y->spec);
+		assert_int_equal(x->outcome, y->outcome);
+		assert_int_equal(x->k, y->k);
+		assert_int_equal(x->n, y->n);
+	}
+}
+
+static const char *lava_str(const struct result_set *set, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(set->extra, "lava"), key));
+}
+
+/* The export alone: the cells, and a fingerprint that says it is unknown. */
+static void test_export_alone(void **state)
+{
+	g_autoptr(result_set) set = sample_set();
+
+	for (int rest = 0; rest < 2; rest++) {
+		g_autofree char *ex = make_export(set, "pass", rest);
+		g_autoptr(result_set) got = NULL;
+		bool infra = true;
+
+		if (lava_collect_export(ex, strlen(ex), "export", NULL, 0, NULL, &got, &infra) < 0)
+			fail_msg("%s: %s", rest ? "REST" : "YAML", pc_errmsg());
+		assert_false(infra);
+		assert_cells_equal(set, got);
+		assert_string_equal(lava_str(got, "source"), "results export");
+		assert_string_equal(lava_str(got, "run_json"), "http://lab.example/r/run.json");
+		assert_non_null(strstr(lava_str(got, "fingerprint"), "unknown"));
+		if (rest)
+			assert_string_equal(got->kernel, "unknown");
+		else
+			assert_string_equal(got->kernel, "unknown (LAVA job 4711)");
+		assert_int_equal(json_object_size(got->host), 0);
+	}
+}
+
+/* Export and log together: they agree, and the set is the log's with its
+ * header; a case that differs or is missing on one side is refused. */
+static void test_export_with_log_agrees(void **state)
+{
+	g_autoptr(result_set) set = sample_set();
+	g_autofree char *log = make_log(set, "pass", true);
+
+	for (int rest = 0; rest < 2; rest++) {
+		g_autofree char *ex = make_export(set, "pass", rest);
+		g_autoptr(result_set) got = NULL;
+		g_autoptr(GString) s = g_string_new(ex);
+		bool infra = true;
+		char *p;
+
+		if (lava_collect_export(ex, strlen(ex), "export", log, strlen(log), "job.log", &got,
+					&infra) < 0)
+			fail_msg("%s", pc_errmsg());
+		assert_false(infra);
+		assert_cells_equal(set, got);
+		assert_string_equal(got->kernel, "6.1.0-57-amd64");
+		assert_string_equal(lava_str(got, "source"), "results export and job log");
+		if (!rest)
+			assert_string_equal(lava_str(got, "job_id"), "4711");
+		assert_null(lava_str(got, "fingerprint"));
+		/* the export says fail 1 where the log says fail 2 */
+		p = strstr(s->str, rest ? "\"measurement\":\"2.0000000000\""
+					: "measurement: '2.0000000000'");
+		assert_non_null(p);
+		p[strlen(rest ? "\"measurement\":\"" : "measurement: '")] = '1';
+		result_set_free(g_steal_pointer(&got));
+		assert_int_equal(lava_collect_export(s->str, s->len, "export", log, strlen(log),
+						     "job.log", &got, &infra), -EINVAL);
+		if (!strstr(pc_errmsg(), "export: case perf-3.6__cycles_5Bexclude_5Fguest_2Cprecise_5Fip_3D2_5D: "
+				      "'fail 1 GUEST_CRASH/3' in the export, 'fail 2 GUEST_CRASH/3' in job.log:"))
+			fail_msg("%s", pc_errmsg());
+	}
+	/* a case the log has and the export lacks */
+	g_autofree char *ex = make_export(set, "pass", false);
+	g_autoptr(GString) s = g_string_new(ex);
+	char *a = strstr(s->str, "- id: '5'"), *b = strstr(s->str, "- id: '6'");
+	g_autoptr(result_set) got = NULL;
+	bool infra;
+
+	assert_non_null(a);
+	assert_non_null(b);
+	g_string_erase(s, a - s->str, b - a);
+	assert_int_equal(lava_collect_export(s->str, s->len, "export", log, strlen(log), "job.log",
+					     &got, &infra), -EINVAL);
+	if (!strstr(pc_errmsg(), "in job.log:") || !strstr(pc_errmsg(), "not in the export"))
+		fail_msg("%s", pc_errmsg());
+	/* a job that passed in the export and failed in the log */
+	g_autofree char *flog = make_log(set, "fail", true);
+
+	assert_int_equal(lava_collect_export(ex, strlen(ex), "export", flog, strlen(flog),
+					     "job.log", &got, &infra), -EINVAL);
+	if (!strstr(pc_errmsg(), "export: job: 'pass' (no error) in the export, 'fail' "
+				 "(Infrastructure) in job.log"))
+		fail_msg("%s", pc_errmsg());
+}
+
+static void test_export_failed_job_is_infra(void **state)
+{
+	g_autoptr(result_set) set = sample_set();
+
+	for (int rest = 0; rest < 2; rest++) {
+		g_autofree char *ex = make_export(set, "fail", rest);
+		g_autoptr(result_set) got = NULL;
+		bool infra = false;
+
+		if (lava_collect_export(ex, strlen(ex), "export", NULL, 0, NULL, &got, &infra) < 0)
+			fail_msg("%s", pc_errmsg());
+		assert_true(infra);
+		assert_int_equal(got->cells->len, 0);
+		assert_string_equal(lava_str(got, "verdict"), "INFRA");
+		assert_string_equal(lava_str(got, "error_type"), "Infrastructure");
+		/* the folded message reads back whole */
+		assert_string_equal(lava_str(got, "error_msg"), "auto-login-action timed out "
+				    "after 120 seconds: a very long message that goes past eighty "
+				    "columns for sure");
+	}
+}
+
+static void expect_bad_export(const char *ex, const char *says)
+{
+	g_autoptr(result_set) got = NULL;
+	bool infra;
+
+	if (lava_collect_export(ex, strlen(ex), "export", NULL, 0, NULL, &got, &infra) != -EINVAL)
+		fail_msg("accepted; wanted '%s'", says);
+	assert_null(got);
+	if (!strstr(pc_errmsg(), says))
+		fail_msg("'%s' lacks '%s'", pc_errmsg(), says);
+}
+
+/* Replaces the first from in text by to. */
+static char *subst(const char *text, const char *from, const char *to)
+{
+	const char *p = strstr(text, from);
+
+	assert_non_null(p);
+	return g_strdup_printf("%.*s%s%s", (int)(p - text), text, to, p + strlen(from));
+}
+
+static void test_export_bad_input(void **state)
+{
+	g_autoptr(result_set) set = sample_set();
+	g_autofree char *y = make_export(set, "pass", false);
+	g_autofree char *j = make_export(set, "pass", true);
+	g_autofree char *t1 = subst(y, "unit: EINVAL", "unit: EVIL");
+	g_autofree char *t2 = subst(y, "- id: '2'\n  job: '4711'", "- id: '2'\n  job: '4712'");
+	g_autofree char *t3 = subst(y, "  unit: GUEST_CRASH/3", "  unit: GUEST_CRASH/3\n  unit: OK");
+	g_autofree char *t4 = subst(y, "name: job\n  result: pass", "name: jobs\n  result: pass");
+	g_autofree char *t5 = subst(y, "result: fail\n  suite", "result: pass\n  suite");
+	g_autofree char *t6 = subst(y, "- id: '1'", "- &a id: '1'\n  x: *a");
+	g_autofree char *t7 = subst(j, "\"count\":", "\"count\":50,\"c\":");
+	g_autofree char *t8 = subst(j, "definition: 0_pmucanary", "def: 0_pmucanary");
+	g_autofree char *t9 = subst(j, "\"result\":\"skip\"", "\"result\":\"unknown\"");
+	g_autofree char *deep = g_strnfill(200, '[');
+
+	expect_bad_export(t1, "export:");
+	expect_bad_export(t1, ": unit: 'EVIL' is not an outcome");
+	expect_bad_export(t2, "export:17: job: '4712' in an export of job 4711");
+	expect_bad_export(t3, ": unit: a key twice");
+	expect_bad_export(t4, "export: job: no case 'job' in suite 'lava'");
+	expect_bad_export(t5, ": result: 'pass' does not fit outcome GUEST_CRASH");
+	expect_bad_export(t6, "yaml: an alias");
+	expect_bad_export("- id: '1'\n  job: [\n", "export:3: yaml:");
+	expect_bad_export(t7, "export: results: ");
+	expect_bad_export(t7, " of the job's 50 cases");
+	expect_bad_export(t8, "export: results[1]: metadata.definition: missing");
+	expect_bad_export(t9, ": result: 'unknown' is not pass, fail or skip");
+	expect_bad_export("{\"count\": 1, \"results\": [{\"name\": \"x\"", "export:1: json:");
+	expect_bad_export(deep, "export:1: json:");
+	g_free(deep);
+	deep = g_strnfill(200, '[');
+	deep[0] = '-';
+	deep[1] = ' ';
+	expect_bad_export(deep, "export:1: yaml: nested deeper than 32");
+	expect_bad_export("a: b\n", "export: not a list of test cases");
+	expect_bad_export("", "export: empty");
+}
+
+/* REJECTED cells' messages come back through the header; a device that
+ * lies about them is refused. */
+static void test_collect_rejected_messages(void **state)
+{
+	g_autoptr(result_set) set = sample_set();
+	struct cell *c = cell_new(NULL, "perf-3.6", "cycles:Q");
+	struct cell *d = cell_new(NULL, "raw", "cpu-clock:Z");
+	g_autoptr(result_set) got = NULL;
+	g_autofree char *log = NULL;
+	bool infra;
+
+	cell_set_error(c, "event syntax error: 'cycles:Q' \xe2\x80\x94 unknown modifier");
+	cell_set_error(d, "bad modifier");
+	results_add_cell(set, c);
+	results_add_cell(set, d);
+	log = make_log(set, "pass", true);
+	if (lava_collect(log, strlen(log), "job.log", &got, &infra) < 0)
+		fail_msg("%s", pc_errmsg());
+	for (guint i = 0; i < set->cells->len; i++) {
+		const struct cell *a = g_ptr_array_index(set->cells, i);
+		const struct cell *b = g_ptr_array_index(got->cells, i);
+
+		if (a->outcome == OUTCOME_REJECTED)
+			assert_string_equal(b->error, a->error);
+	}
+	/* lies: a case that is not REJECTED, one twice, a control byte, too many */
+	struct {
+		const char *table, *says;
+	} lies[] = {
+		{ "[{\"error\": \"x\", \"cases\": [\"perf-3.6__cpu-clock_3Au\"]}]",
+		  "lava_rejected[0]: case 0 is not a REJECTED case of the job" },
+		{ "[{\"error\": \"x\", \"cases\": [\"raw__cpu-clock_3AZ\"]}, "
+		  "{\"error\": \"y\", \"cases\": [\"raw__cpu-clock_3AZ\"]}]",
+		  "lava_rejected[1]: 'raw__cpu-clock_3AZ' has a second message" },
+		{ "[{\"error\": \"x\\u001b[2J\", \"cases\": [\"raw__cpu-clock_3AZ\"]}]",
+		  "lava_rejected[0]: not {error: a printable message" },
+		{ "[{\"error\": \"x\", \"cases\": []}]", "lava_rejected[0]: not {error:" },
+		{ "{}", "lava_rejected: not a list of at most 256 messages" },
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(lies); i++) {
+		g_autofree char *bad = make_log_rejected(set, "pass", true, lies[i].table);
+
+		expect_bad(bad, lies[i].says);
+	}
+	g_autoptr(GString) many = g_string_new("[");
+	for (int i = 0; i <= LAVA_REJECTED_MSGS_MAX; i++)
+		g_string_append_printf(many, "%s{\"error\": \"m%d\", \"cases\": [\"x\"]}",
+				       i ? "," : "", i);
+	g_string_append_c(many, ']');
+	g_autofree char *bad = make_log_rejected(set, "pass", true, many->str);
+	expect_bad(bad, "lava_rejected: not a list of at most 256 messages");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +899,11 @@ int main(void)
 		cmocka_unit_test(test_collect_failed_boot_is_infra),
 		cmocka_unit_test(test_cases_baseline),
 		cmocka_unit_test(test_collect_bad_logs),
+		cmocka_unit_test(test_collect_rejected_messages),
+		cmocka_unit_test(test_export_alone),
+		cmocka_unit_test(test_export_with_log_agrees),
+		cmocka_unit_test(test_export_failed_job_is_infra),
+		cmocka_unit_test(test_export_bad_input),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
