@@ -3,7 +3,10 @@
  * on; the job is YAML with the fields LAVA needs, and bad input is refused;
  * a log as lava-run writes it comes back as the same cells, while a
  * truncated or garbled log is an error naming file:line, and a job that
- * failed to boot is INFRA with no verdict. */
+ * failed to boot is INFRA with no verdict. A LAVA server's results export
+ * (its YAML and its REST API's JSON) gives the same cells, alone with an
+ * unknown fingerprint, or with the log when both agree case by case; a
+ * REJECTED cell comes back with the device's message. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
