@@ -82,7 +82,8 @@ int cmd_fleet(int argc, char **argv)
 	double selftest_at = 1.0;
 	g_autofree char *json_path = NULL, *uri = NULL, *kernel = NULL, *initrd = NULL;
 	g_autofree char *run_dir = NULL, *run_id = NULL;
-	g_autofree char *disk = NULL;
+	g_autofree char *disk = NULL, *disk_boot_opt = NULL;
+	int disk_boot = INJECT_DISK_BOOT_KERNEL;
 	gboolean keep_disks = FALSE;
 	g_autoptr(inject_boot) boot = NULL;
 	g_auto(GStrv) selftests = NULL;
@@ -116,6 +117,9 @@ int cmd_fleet(int argc, char **argv)
 		{ "disk-guests", 0, 0, G_OPTION_ARG_STRING, &disk_guests_opt,
 		  "with --disk, a mixed fleet: the last N of the guests boot the disk, the others "
 		  "the initramfs (--kernel/--initrd or the built one); default all", "N" },
+		{ "disk-boot", 0, 0, G_OPTION_ARG_STRING, &disk_boot_opt,
+		  "with --disk: kernel (direct boot of the kernel and initrd taken from the image, the "
+		  "default) or bootloader (the image's own grub/extlinux from the disk)", "HOW" },
 		{ "keep", 0, 0, G_OPTION_ARG_NONE, &keep_disks,
 		  "with --disk: keep the guests' overlays (<dir of OVERLAY>/<guest>.qcow2)", NULL },
 		{ "selftest-at", 0, 0, G_OPTION_ARG_STRING, &selftest_at_opt,
@@ -196,6 +200,20 @@ int cmd_fleet(int argc, char **argv)
 		fprintf(stderr, "pmucanary fleet: --disk-guests needs --disk\n");
 		return EXIT_USAGE;
 	}
+	if (disk_boot_opt && (disk_boot = inject_disk_boot_parse(disk_boot_opt)) < 0) {
+		fprintf(stderr, "pmucanary fleet: option --disk-boot: expected kernel or bootloader, "
+			"not '%s'\n", disk_boot_opt);
+		return EXIT_USAGE;
+	}
+	if (disk_boot_opt && !disk) {
+		fprintf(stderr, "pmucanary fleet: --disk-boot needs --disk\n");
+		return EXIT_USAGE;
+	}
+	/* before any guest boots: an image without a bootloader boots nothing */
+	if (boot && inject_boot_check(boot, disk_boot) < 0) {
+		fprintf(stderr, "pmucanary fleet: --disk-boot bootloader: %s\n", pc_errmsg());
+		return EXIT_USAGE;
+	}
 	if (boot && !kernel && (!disk_guests || disk_guests == guests)) {
 		kernel = g_strdup(boot->kernel);
 		initrd = g_strdup(boot->initrd);
@@ -232,6 +250,7 @@ int cmd_fleet(int argc, char **argv)
 		cfg.disk_root = boot->cmdline_root;
 		cfg.keep_disks = keep_disks;
 		cfg.disk_guests = disk_guests;
+		cfg.disk_bootloader = disk_boot == INJECT_DISK_BOOT_BOOTLOADER;
 		if (disk_guests && disk_guests < guests) {
 			cfg.disk_kernel = boot->kernel;
 			cfg.disk_initrd = boot->initrd ? boot->initrd : "";

@@ -152,12 +152,7 @@ char *fleet_kernel_cmdline(const struct fleet_config *cfg)
 {
 	GString *s = g_string_new(NULL);
 
-	/* console on the serial file; oops stays an oops (GUEST_OOPS), but
-	 * lockups, hung tasks and our NMI panic so that they leave a backtrace
-	 * and a pvpanic event; panic=0 keeps a panicked guest for inspection;
-	 * loglevel=5 keeps boot quiet but prints backtraces (KERN_DEFAULT). */
-	g_string_append(s, "console=ttyS0 loglevel=5 panic=0 panic_on_oops=0 "
-			"softlockup_panic=1 hung_task_panic=1 unknown_nmi_panic=1");
+	g_string_append(s, FLEET_KERNEL_WORDS);
 	g_string_append_printf(s, " pmucanary.interval=%u pmucanary.work=%s",
 			       cfg->hb_interval_ms ? cfg->hb_interval_ms : HB_DEFAULT_INTERVAL_MS,
 			       cfg->no_work ? "off" : "on");
@@ -252,15 +247,25 @@ static char *domain_xml(const struct fleet_config *fleet_cfg, enum fleet_accel a
 	g_string_append_printf(x, "  <memory unit='MiB'>%u</memory>\n",
 			       cfg->memory_mib ? cfg->memory_mib : 192);
 	g_string_append_printf(x, "  <vcpu>%u</vcpu>\n", cfg->vcpus ? cfg->vcpus : 1);
-	g_string_append_printf(x,
-		"  <os>\n"
-		"    <type arch='x86_64' machine='pc'>hvm</type>\n"
-		"    <kernel>%s</kernel>\n"
-		"%s%s%s"
-		"    <cmdline>%s</cmdline>\n"
-		"  </os>\n",
-		e_kernel, *e_initrd ? "    <initrd>" : "", e_initrd, *e_initrd ? "</initrd>\n" : "",
-		e_cmd);
+	if (cfg->disk && cfg->disk_bootloader)
+		/* SeaBIOS runs the disk's MBR: the image's own bootloader, its
+		 * kernel, initrd and command line (inject_disk() gave that the
+		 * fleet's kernel words) */
+		g_string_append(x,
+			"  <os>\n"
+			"    <type arch='x86_64' machine='pc'>hvm</type>\n"
+			"    <boot dev='hd'/>\n"
+			"  </os>\n");
+	else
+		g_string_append_printf(x,
+			"  <os>\n"
+			"    <type arch='x86_64' machine='pc'>hvm</type>\n"
+			"    <kernel>%s</kernel>\n"
+			"%s%s%s"
+			"    <cmdline>%s</cmdline>\n"
+			"  </os>\n",
+			e_kernel, *e_initrd ? "    <initrd>" : "", e_initrd,
+			*e_initrd ? "</initrd>\n" : "", e_cmd);
 	/* <acpi/> is what makes the isa panic device usable; a nested KVM
 	 * host gets the vPMU so its harness sees a PMU */
 	g_string_append_printf(x, "  <features><acpi/>%s</features>\n",
@@ -463,6 +468,23 @@ static void hb_verdict(enum outcome kind, const char *evidence, void *opaque)
 
 /* ---- libvirt callbacks (event-loop thread) ---- */
 
+/* A guest booted through its image's bootloader has the config's command
+ * line, without pmucanary.interval/work: tell its agent at its first
+ * heartbeat (a few bytes into an idle channel). */
+static void guest_configure_locked(struct guest *g)
+{
+	const struct fleet_config *cfg = &g->f->cfg;
+	g_autofree char *msg = NULL;
+
+	if (!cfg->disk_bootloader || !fleet_guest_is_disk(cfg, g->idx) || !g->st)
+		return;
+	msg = g_strdup_printf(HB_CMD_INTERVAL " %u\n" HB_CMD_WORK " %s\n",
+			      cfg->hb_interval_ms ? cfg->hb_interval_ms : HB_DEFAULT_INTERVAL_MS,
+			      cfg->no_work ? "off" : "on");
+	if (virt_stream_send(g->st, msg, strlen(msg)) < 0)
+		pc_warn("%s: cannot send its interval and work setting: %s", g->name, pc_errmsg());
+}
+
 static void hb_line(const char *line, size_t len, void *opaque)
 {
 	struct guest *g = opaque;
@@ -472,6 +494,7 @@ static void hb_line(const char *line, size_t len, void *opaque)
 	if (kind == HB_KIND_HB)
 		g->await_started = false; /* the old incarnation's events came before */
 	if (kind == HB_KIND_HB && g->state == GUEST_STATE_BOOTING) {
+		guest_configure_locked(g);
 		g->state = GUEST_STATE_HEALTHY;
 		g->first_hb_s = (now - g->started_us) / 1e6;
 		g_cond_broadcast(&g->f->cond);
@@ -1104,8 +1127,9 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 	if (virt_on_close(f->conn, conn_closed, f) == 0)
 		f->close_cb = true;
 	f->monitor = g_thread_new("fleet-monitor", monitor_main, f);
-	pc_info("fleet %s: %u guests (%u on disk), accel %s, uri %s", f->run_id, f->n,
+	pc_info("fleet %s: %u guests (%u on disk%s), accel %s, uri %s", f->run_id, f->n,
 		f->disk ? (f->cfg.disk_guests ? f->cfg.disk_guests : f->n) : 0,
+		f->disk && f->cfg.disk_bootloader ? ", through its bootloader" : "",
 		fleet_accel_name(f->accel), f->uri);
 	*out = f;
 	return 0;
@@ -1793,6 +1817,10 @@ json_t *fleet_json(struct fleet *f)
 		json_object_set_new(jg, "name", json_string(g->name));
 		json_object_set_new(jg, "boot",
 				    json_string(fleet_guest_is_disk(&f->cfg, i) ? "disk" : "initramfs"));
+		if (fleet_guest_is_disk(&f->cfg, i))
+			json_object_set_new(jg, "disk_boot",
+					    json_string(inject_disk_boot_name(f->cfg.disk_bootloader
+						? INJECT_DISK_BOOT_BOOTLOADER : INJECT_DISK_BOOT_KERNEL)));
 		json_object_set_new(jg, "state", json_string(guest_state_name(g->state)));
 		json_object_set_new(jg, "first_heartbeat_s",
 				    g->first_hb_s >= 0 ? json_real(g->first_hb_s) : json_null());

@@ -75,6 +75,15 @@ struct fleet_share {
 				   * device nodes from the guest); else passthrough */
 };
 
+/* Kernel words every guest boots with: console on the serial file; oops
+ * stays an oops (GUEST_OOPS), but lockups, hung tasks and our NMI panic so
+ * that they leave a backtrace and a pvpanic event; panic=0 keeps a
+ * panicked guest for inspection; loglevel=5 keeps boot quiet but prints
+ * backtraces (KERN_DEFAULT). A disk guest booted through its image's
+ * bootloader gets them from the config inject_disk() edited. */
+#define FLEET_KERNEL_WORDS "console=ttyS0 loglevel=5 panic=0 panic_on_oops=0 " \
+	"softlockup_panic=1 hung_task_panic=1 unknown_nmi_panic=1"
+
 struct fleet_config {
 	const char *uri;          /* NULL: FLEET_DEFAULT_URI */
 	const char *run_id;       /* NULL: "<pid>"; [A-Za-z0-9_.-] only */
@@ -113,6 +122,10 @@ struct fleet_config {
 	unsigned int disk_guests;
 	const char *disk_kernel, *disk_initrd;
 	bool keep_disks;          /* the last incarnation's overlays stay */
+	/* Disk guests boot through the image's bootloader from the disk
+	 * (SeaBIOS): no <kernel>; the agent gets the heartbeat interval and
+	 * work setting as commands after its first heartbeat. */
+	bool disk_bootloader;
 	bool cold_restart;        /* restarts boot cold, never restore (fleet_restart_guest) */
 };
 
@@ -238,7 +251,8 @@ int fleet_guest_status(struct fleet *f, unsigned int i, struct fleet_guest_statu
 /* Domain name of guest i (static for the fleet's life). */
 const char *fleet_guest_name(const struct fleet *f, unsigned int i);
 
-/* {"guests": [{"name","boot":"initramfs"|"disk","state","first_heartbeat_s",
+/* {"guests": [{"name","boot":"initramfs"|"disk",
+ * "disk_boot":"kernel"|"bootloader" (disk guests),"state","first_heartbeat_s",
  * "verdicts":[{"kind","t_s","evidence"}]}], "accel": "kvm"|"tcg",
  * "limitations": [...]} */
 json_t *fleet_json(struct fleet *f);

@@ -1,6 +1,7 @@
 /* The agent into distribution disk images, through libguestfs (inject.h). */
 #include "inject.h"
 #include "fingerprint.h"
+#include "fleet.h"
 #include "image.h"
 #include "log.h"
 #include "results.h"
@@ -126,6 +127,121 @@ int inject_pick_kernel(char *const *names, char **kernel, char **release, char *
 	return 0;
 }
 
+static const char *const bootloader_names[INJECT_BOOTLOADER_COUNT] = { "none", "grub", "extlinux" };
+static const char *const disk_boot_names[INJECT_DISK_BOOT_COUNT] = { "kernel", "bootloader" };
+
+const char *inject_bootloader_name(enum inject_bootloader b)
+{
+	return b < INJECT_BOOTLOADER_COUNT ? bootloader_names[b] : "?";
+}
+
+const char *inject_disk_boot_name(enum inject_disk_boot b)
+{
+	return b < INJECT_DISK_BOOT_COUNT ? disk_boot_names[b] : "?";
+}
+
+int inject_disk_boot_parse(const char *s)
+{
+	for (int i = 0; s && i < INJECT_DISK_BOOT_COUNT; i++)
+		if (!strcmp(s, disk_boot_names[i]))
+			return i;
+	return -EINVAL;
+}
+
+/* The first word of line, lowercased, in buf. */
+static const char *first_word(const char *line, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	line += strspn(line, " \t");
+	while (line[n] && !g_ascii_isspace(line[n]) && n < size - 1) {
+		buf[n] = g_ascii_tolower(line[n]);
+		n++;
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+static bool has_word(const char *line, const char *w)
+{
+	g_auto(GStrv) t = g_strsplit_set(line, " \t", -1);
+
+	for (size_t i = 0; t[i]; i++)
+		if (!strcmp(t[i], w))
+			return true;
+	return false;
+}
+
+/* line with the words it lacks; true when any was added */
+static bool line_add_words(GString *out, const char *line, char *const *words)
+{
+	size_t len = strlen(line);
+	bool added = false;
+
+	while (len && g_ascii_isspace(line[len - 1]))
+		len--;
+	g_string_append_len(out, line, (gssize)len);
+	for (size_t i = 0; words[i]; i++)
+		if (*words[i] && !has_word(line, words[i])) {
+			g_string_append_printf(out, " %s", words[i]);
+			added = true;
+		}
+	g_string_append_c(out, '\n');
+	return added;
+}
+
+char *inject_bootloader_config_add(enum inject_bootloader b, const char *text, const char *words,
+				   unsigned int *entries, unsigned int *changed)
+{
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	g_auto(GStrv) w = g_strsplit_set(words, " ", -1);
+	GString *out = g_string_new(NULL);
+	size_t n = g_strv_length(lines);
+	char word[32];
+
+	*entries = *changed = 0;
+	/* the split leaves "" after a final newline */
+	if (n && !*lines[n - 1])
+		n--;
+	for (size_t i = 0; i < n; i++) {
+		const char *kw = first_word(lines[i], word, sizeof(word));
+
+		if (b == INJECT_BOOTLOADER_GRUB && (!strcmp(kw, "linux") || !strcmp(kw, "linux16") ||
+						    !strcmp(kw, "linuxefi"))) {
+			(*entries)++;
+			*changed += line_add_words(out, lines[i], w);
+			continue;
+		}
+		if (b == INJECT_BOOTLOADER_EXTLINUX && (!strcmp(kw, "kernel") || !strcmp(kw, "linux"))) {
+			bool append = false;
+
+			/* this LABEL's APPEND, if any, before the next LABEL */
+			for (size_t j = i + 1; j < n && !append; j++) {
+				const char *k2 = first_word(lines[j], word, sizeof(word));
+
+				if (!strcmp(k2, "label"))
+					break;
+				append = !strcmp(k2, "append");
+			}
+			(*entries)++;
+			g_string_append_printf(out, "%s\n", lines[i]);
+			if (!append) {
+				g_autofree char *words_line = g_strjoinv(" ", w);
+
+				g_string_append_printf(out, "  APPEND %s\n", words_line);
+				(*changed)++;
+			}
+			continue;
+		}
+		if (b == INJECT_BOOTLOADER_EXTLINUX && !strcmp(kw, "append")) {
+			*changed += line_add_words(out, lines[i], w);
+			continue;
+		}
+		g_string_append_printf(out, "%s\n", lines[i]);
+	}
+	return g_string_free(out, FALSE);
+}
+
 char *inject_guest_device(const char *dev)
 {
 	/* libguestfs names its one drive sda, a libvirt virtio disk is vda */
@@ -179,6 +295,8 @@ void inject_report_free(struct inject_report *r)
 		g_ptr_array_unref(r->hooks);
 	if (r->modules)
 		g_ptr_array_unref(r->modules);
+	g_free(r->bootloader_config);
+	g_free(r->bootloader_note);
 	g_free(r->accel);
 	g_free(r->accel_reason);
 	g_free(r->backend);
@@ -235,6 +353,16 @@ json_t *inject_report_json(const struct inject_report *r)
 	json_object_set_new(j, "os", fields_json(json_object(), os, G_N_ELEMENTS(os)));
 	json_object_set_new(j, "kernels", strs_json(r->kernels));
 	json_object_set_new(j, "boot", fields_json(json_object(), boot, G_N_ELEMENTS(boot)));
+	{
+		const struct report_field bl[] = {
+			{ "kind", inject_bootloader_name(r->bootloader) },
+			{ "config", r->bootloader_config }, { "note", r->bootloader_note },
+		};
+		json_t *o = fields_json(json_object(), bl, G_N_ELEMENTS(bl));
+
+		json_object_set_new(o, "entries", json_integer(r->bootloader_entries));
+		json_object_set_new(j, "bootloader", o);
+	}
 	json_object_set_new(j, "init", json_string(inject_init_name(r->init)));
 	json_object_set_new(j, "hooks", strs_json(r->hooks));
 	json_object_set_new(j, "modules", strs_json(r->modules));
@@ -280,6 +408,16 @@ GString *inject_report_text(const struct inject_report *r)
 	esc_append(out, r->initrd_path ? r->initrd_path : "(no initrd)");
 	g_string_append(out, ", ");
 	esc_append(out, r->cmdline_root);
+	g_string_append_printf(out, "\nbootloader %s", inject_bootloader_name(r->bootloader));
+	if (r->bootloader_config) {
+		g_string_append(out, " (");
+		esc_append(out, r->bootloader_config);
+		g_string_append_c(out, ')');
+	}
+	if (r->bootloader_note) {
+		g_string_append(out, ": ");
+		esc_append(out, r->bootloader_note);
+	}
 	g_string_append_printf(out, "\ninit      %s:", inject_init_name(r->init));
 	for (guint i = 0; r->hooks && i < r->hooks->len; i++) {
 		g_string_append_c(out, ' ');
@@ -623,6 +761,75 @@ static int extract_boot(guestfs_h *g, struct inject_report *r)
 	return 0;
 }
 
+/* Where each bootloader keeps its config, in the order looked at. */
+static const struct {
+	enum inject_bootloader kind;
+	const char *path;
+} bootloader_configs[] = {
+	{ INJECT_BOOTLOADER_GRUB, "/boot/grub/grub.cfg" },
+	{ INJECT_BOOTLOADER_GRUB, "/boot/grub2/grub.cfg" },
+	{ INJECT_BOOTLOADER_EXTLINUX, "/boot/extlinux/extlinux.conf" },
+	{ INJECT_BOOTLOADER_EXTLINUX, "/boot/extlinux.conf" },
+	{ INJECT_BOOTLOADER_EXTLINUX, "/extlinux.conf" },
+	{ INJECT_BOOTLOADER_EXTLINUX, "/boot/syslinux/syslinux.cfg" },
+	{ INJECT_BOOTLOADER_EXTLINUX, "/boot/syslinux.cfg" },
+	{ INJECT_BOOTLOADER_EXTLINUX, "/syslinux/syslinux.cfg" },
+};
+
+/* The marker a bootloader-booted guest's /proc/cmdline carries. */
+#define INJECT_BOOTLOADER_MARK "pmucanary.boot=bootloader"
+
+/* Finds the bootloader SeaBIOS would run and gives each of its kernel
+ * entries the fleet's kernel words (in the overlay). None is not an error:
+ * the image still boots by direct kernel boot. */
+static int find_bootloader(guestfs_h *g, struct inject_report *r)
+{
+	const char *words = FLEET_KERNEL_WORDS " " INJECT_BOOTLOADER_MARK;
+	g_autofree char *mbr = NULL, *old = NULL, *new = NULL;
+	size_t len = 0;
+	unsigned int changed = 0;
+	bool code = false;
+
+	r->bootloader = INJECT_BOOTLOADER_NONE;
+	for (size_t i = 0; i < G_N_ELEMENTS(bootloader_configs) && !r->bootloader_config; i++)
+		if (is_file(g, bootloader_configs[i].path)) {
+			r->bootloader = bootloader_configs[i].kind;
+			r->bootloader_config = g_strdup(bootloader_configs[i].path);
+		}
+	if (!r->bootloader_config) {
+		r->bootloader_note = g_strdup("no grub.cfg, extlinux.conf or syslinux.cfg");
+		return 0;
+	}
+	/* SeaBIOS runs the MBR's code: without it the config boots nothing */
+	mbr = guestfs_pread_device(g, "/dev/sda", 440, 0, &len);
+	for (size_t i = 0; mbr && i < len && !code; i++)
+		code = mbr[i] != 0;
+	if (!code) {
+		r->bootloader_note = g_strdup_printf("%s found, but no boot code in the MBR",
+						     r->bootloader_config);
+		r->bootloader = INJECT_BOOTLOADER_NONE;
+		return 0;
+	}
+	if (!(old = guestfs_read_file(g, r->bootloader_config, &len)))
+		return gfs_fail(g, r->bootloader_config);
+	if (strlen(old) != len)
+		return pc_fail(EINVAL, "%s in the image holds a NUL byte", r->bootloader_config);
+	new = inject_bootloader_config_add(r->bootloader, old, words, &r->bootloader_entries,
+					   &changed);
+	if (!r->bootloader_entries) {
+		r->bootloader_note = g_strdup_printf("%s boots no Linux kernel",
+						     r->bootloader_config);
+		r->bootloader = INJECT_BOOTLOADER_NONE;
+		return 0;
+	}
+	if (changed && guestfs_write(g, r->bootloader_config, new, strlen(new)) < 0)
+		return gfs_fail(g, r->bootloader_config);
+	r->bootloader_note = g_strdup_printf("%u kernel entr%s, %u given the fleet's kernel words "
+					     "(%s)", r->bootloader_entries,
+					     r->bootloader_entries == 1 ? "y" : "ies", changed, words);
+	return 0;
+}
+
 static void remove_outputs(const struct inject_report *r)
 {
 	const char *p[] = { r->overlay, r->kernel_path, r->initrd_path, r->manifest_path };
@@ -663,7 +870,7 @@ static int inject_in(guestfs_h *g, const struct inject_options *opt, const char 
 
 		return pc_fail(-ret, "%s: %s", opt->disk, msg);
 	}
-	if ((ret = extract_boot(g, r)) < 0)
+	if ((ret = extract_boot(g, r)) < 0 || (ret = find_bootloader(g, r)) < 0)
 		return ret;
 	if ((ret = install_agent(g, agent)) < 0 || (ret = install_modules(g, tmp, r)) < 0 ||
 	    (ret = install_hook(g, r)) < 0)
@@ -747,6 +954,7 @@ void inject_boot_free(struct inject_boot *b)
 	g_free(b->kernel);
 	g_free(b->initrd);
 	g_free(b->cmdline_root);
+	g_free(b->bootloader_note);
 	g_free(b);
 }
 
@@ -776,8 +984,28 @@ int inject_boot_load(const char *overlay, struct inject_boot **out)
 	b->kernel = g_strdup(k);
 	b->initrd = g_strdup(i);
 	b->cmdline_root = g_strdup(c);
+	{
+		json_t *bl = json_object_get(j, "bootloader");
+		const char *kind = json_string_value(json_object_get(bl, "kind"));
+		const char *note = json_string_value(json_object_get(bl, "note"));
+
+		/* a manifest from before bootloaders were looked for says none */
+		b->bootloader = INJECT_BOOTLOADER_NONE;
+		for (int n = 0; kind && n < INJECT_BOOTLOADER_COUNT; n++)
+			if (!strcmp(kind, bootloader_names[n]))
+				b->bootloader = (enum inject_bootloader)n;
+		b->bootloader_note = g_strdup(bl ? note : "injected before bootloaders were looked for");
+	}
 	json_decref(j);
 	*out = g_steal_pointer(&b);
+	return 0;
+}
+
+int inject_boot_check(const struct inject_boot *b, enum inject_disk_boot how)
+{
+	if (how == INJECT_DISK_BOOT_BOOTLOADER && b->bootloader == INJECT_BOOTLOADER_NONE)
+		return pc_fail(ENOTSUP, "%s: no bootloader to boot through (%s): use disk_boot = "
+			       "kernel", b->overlay, b->bootloader_note ? b->bootloader_note : "none found");
 	return 0;
 }
 

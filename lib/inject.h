@@ -80,6 +80,38 @@ int inject_pick_kernel(char *const *boot_names, char **kernel, char **release, c
  * (virtio-blk, one disk); other names unchanged. */
 char *inject_guest_device(const char *dev);
 
+/* The bootloader inject_disk() found in the image. A fleet may boot a disk
+ * guest through it (SeaBIOS, <boot dev='hd'/>) instead of the kernel copied
+ * out: then the kernel command line is the bootloader config's, and the
+ * words the fleet relies on (FLEET_KERNEL_WORDS: console=ttyS0 for the
+ * console log, the panic settings the verdicts need) are added to each of
+ * its kernel entries, in the overlay only. */
+enum inject_bootloader {
+	INJECT_BOOTLOADER_NONE,
+	INJECT_BOOTLOADER_GRUB,      /* grub.cfg: linux/linux16/linuxefi lines */
+	INJECT_BOOTLOADER_EXTLINUX,  /* extlinux.conf or syslinux.cfg: APPEND lines */
+	INJECT_BOOTLOADER_COUNT
+};
+const char *inject_bootloader_name(enum inject_bootloader b); /* "none", "grub", "extlinux" */
+
+/* How a fleet boots its disk guests. */
+enum inject_disk_boot {
+	INJECT_DISK_BOOT_KERNEL,     /* direct kernel boot of OVERLAY.vmlinuz (default) */
+	INJECT_DISK_BOOT_BOOTLOADER, /* the image's own bootloader from the disk */
+	INJECT_DISK_BOOT_COUNT
+};
+const char *inject_disk_boot_name(enum inject_disk_boot b); /* "kernel", "bootloader" */
+/* "kernel" or "bootloader" -> the enum; -EINVAL otherwise (no message). */
+int inject_disk_boot_parse(const char *s);
+
+/* A bootloader config with every word of words (space-separated) that a
+ * kernel entry lacks appended to it: grub's linux/linux16/linuxefi lines;
+ * extlinux's APPEND lines, and an APPEND after the KERNEL/LINUX line of a
+ * LABEL that has none. *entries: kernel entries seen (0: the config boots
+ * no Linux kernel); *changed: those given words. */
+char *inject_bootloader_config_add(enum inject_bootloader b, const char *text, const char *words,
+				   unsigned int *entries, unsigned int *changed);
+
 /* Cheap checks before any appliance boots: a regular file or block device
  * of at least 64 KiB (a partition table and a superblock). -EINVAL/-ENOENT
  * with "PATH: not a disk image (...)". */
@@ -104,6 +136,10 @@ struct inject_report {
 	enum inject_init init;
 	GPtrArray *hooks;      /* char *: files written/changed for the init */
 	GPtrArray *modules;    /* char *: paths in INJECT_MODULES_LIST */
+	enum inject_bootloader bootloader;
+	char *bootloader_config; /* its config in the image, NULL for none */
+	char *bootloader_note;   /* why none, or what was added to the config */
+	unsigned int bootloader_entries; /* kernel entries in the config */
 	char *accel, *accel_reason; /* the appliance's */
 	char *backend;
 	double launch_s, total_s;
@@ -120,7 +156,8 @@ int inject_disk(const struct inject_options *opt, struct inject_report **out);
 
 /* {disk, disk_format, overlay, os:{type,distro,product_name,root,root_uuid},
  *  kernels:[...], boot:{kernel,initrd,release,kernel_path,initrd_path,
- *  cmdline_root}, init, hooks:[...], modules:[...],
+ *  cmdline_root}, bootloader:{kind,config,entries,note}, init, hooks:[...],
+ *  modules:[...],
  *  appliance:{accel,accel_reason,backend,launch_s}, total_s} */
 json_t *inject_report_json(const struct inject_report *r);
 /* The report as `pmucanary image --inject` prints it, a few lines; what
@@ -131,11 +168,16 @@ GString *inject_report_text(const struct inject_report *r);
  * inject_disk() result). -ENOENT when the overlay was not injected by us. */
 struct inject_boot {
 	char *overlay, *kernel, *initrd, *cmdline_root;
+	enum inject_bootloader bootloader; /* NONE in a manifest without one */
+	char *bootloader_note;
 };
 void inject_boot_free(struct inject_boot *b);
 typedef struct inject_boot inject_boot;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(inject_boot, inject_boot_free)
 int inject_boot_load(const char *overlay, struct inject_boot **out);
+/* 0 when b can boot as asked; -ENOTSUP with "OVERLAY: no bootloader to
+ * boot through (...)" when bootloader mode meets an image without one. */
+int inject_boot_check(const struct inject_boot *b, enum inject_disk_boot how);
 
 /* A harmed disk guest's own logs, read (read-only) out of its overlay into
  * dest_dir (created 0755): every regular file directly under /var/log, and

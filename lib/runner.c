@@ -1390,7 +1390,8 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 	/* Disk guests boot the kernel and initrd copied out of their image; in
 	 * a fleet of disk guests only, the scenario's kernel may replace it. */
 	if (s->disk && s->disk[0]) {
-		if ((e = inject_boot_load(s->disk, &boot)))
+		if ((e = inject_boot_load(s->disk, &boot)) ||
+		    (e = inject_boot_check(boot, s->disk_boot)))
 			return e;
 		if (!kernel[0] && !mixed) {
 			kernel = boot->kernel;
@@ -1435,6 +1436,7 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 		cfg.disk_root = boot->cmdline_root;
 		cfg.disk_guests = s->disk_guests;
 		cfg.keep_disks = fg->keep_disks;
+		cfg.disk_bootloader = s->disk_boot == INJECT_DISK_BOOT_BOOTLOADER;
 		if (mixed) {
 			cfg.disk_kernel = boot->kernel;
 			cfg.disk_initrd = boot->initrd ? boot->initrd : "";

@@ -27,6 +27,7 @@ static const char *const type_names[SCENARIO_TYPE_COUNT] = {
 	[SCENARIO_TYPE_LIST] = "list",
 	[SCENARIO_TYPE_MODIFIERS] = "modifier set",
 	[SCENARIO_TYPE_MODE] = "mode",
+	[SCENARIO_TYPE_DISK_BOOT] = "disk boot",
 };
 
 const char *scenario_type_name(enum scenario_type t)
@@ -129,6 +130,10 @@ static const struct key_def keys[] = {
 	{ { "fleet", "disk_guests", SCENARIO_TYPE_UINT, "0",
 	    "a mixed fleet: how many of the guests boot the disk (the last ones; the others are "
 	    "initramfs guests); 0: all of them when disk is given" }, OFF(disk_guests), 0, 64 },
+	{ { "fleet", "disk_boot", SCENARIO_TYPE_DISK_BOOT, "kernel",
+	    "how disk guests boot: kernel (direct boot of the kernel and initrd copied out of the "
+	    "image) or bootloader (SeaBIOS runs the image's own grub or extlinux from the disk)" },
+	  OFF(disk_boot), 0, 0 },
 	{ { "fleet", "heartbeat", SCENARIO_TYPE_DURATION, "500ms",
 	    "interval between guest heartbeats" }, OFF(heartbeat_ms), 10, 60000 },
 	{ { "fleet", "heartbeat_timeout", SCENARIO_TYPE_DURATION, "10s",
@@ -459,6 +464,11 @@ static int set_value(struct scenario *s, const struct key_def *d, const char *va
 		g_free(*(char **)field);
 		*(char **)field = g_strdup(value);
 		return 0;
+	case SCENARIO_TYPE_DISK_BOOT:
+		if ((r = inject_disk_boot_parse(value)) < 0)
+			return bad_value(path, text, d, "expected kernel or bootloader, not '%s'", value);
+		*(enum inject_disk_boot *)field = (enum inject_disk_boot)r;
+		return 0;
 	case SCENARIO_TYPE_UINT:
 		if (parse_uint(value, &u) || u < d->min || u > d->max)
 			return bad_value(path, text, d, "expected an integer from %u to %u, not '%s'",
@@ -621,6 +631,17 @@ int scenario_load_data(const char *path, const char *text, struct scenario **out
 	if (s->disk_guests && !s->disk[0])
 		return bad_value(path, text, key_find("fleet", "disk_guests"),
 				 "needs disk = an injected overlay");
+	if (s->disk_boot == INJECT_DISK_BOOT_BOOTLOADER) {
+		g_autoptr(inject_boot) b = NULL;
+
+		if (!s->disk[0])
+			return bad_value(path, text, key_find("fleet", "disk_boot"),
+					 "bootloader needs disk = an injected overlay");
+		/* before anything boots: an image without one boots nothing */
+		if (inject_boot_load(s->disk, &b) < 0 ||
+		    inject_boot_check(b, INJECT_DISK_BOOT_BOOTLOADER) < 0)
+			return bad_value(path, text, key_find("fleet", "disk_boot"), "%s", pc_errmsg());
+	}
 	if (s->heartbeat_timeout_ms <= s->heartbeat_ms)
 		return bad_value(path, text, key_find("fleet", "heartbeat_timeout"),
 				 "must be longer than heartbeat (%ums)", s->heartbeat_ms);
@@ -680,6 +701,7 @@ json_t *scenario_to_json(const struct scenario *s)
 	json_object_set_new(fleet, "initrd", json_string(s->initrd ? s->initrd : ""));
 	json_object_set_new(fleet, "disk", json_string(s->disk ? s->disk : ""));
 	json_object_set_new(fleet, "disk_guests", json_integer(s->disk_guests));
+	json_object_set_new(fleet, "disk_boot", json_string(inject_disk_boot_name(s->disk_boot)));
 	json_object_set_new(fleet, "heartbeat_ms", json_integer(s->heartbeat_ms));
 	json_object_set_new(fleet, "heartbeat_timeout_ms", json_integer(s->heartbeat_timeout_ms));
 	json_object_set_new(fleet, "boot_timeout_ms", json_integer(s->boot_timeout_ms));

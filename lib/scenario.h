@@ -12,6 +12,8 @@
 #ifndef PMUCANARY_SCENARIO_H
 #define PMUCANARY_SCENARIO_H
 
+#include "inject.h"
+
 #include <glib.h>
 #include <jansson.h>
 #include <stdbool.h>
@@ -27,6 +29,7 @@ enum scenario_type {
 	SCENARIO_TYPE_LIST,     /* items separated by ';' or ',' (not inside /../) */
 	SCENARIO_TYPE_MODIFIERS,/* a set name (basic, extended, full, none) or a list */
 	SCENARIO_TYPE_MODE,     /* record or stat */
+	SCENARIO_TYPE_DISK_BOOT, /* kernel or bootloader (enum inject_disk_boot) */
 	SCENARIO_TYPE_COUNT
 };
 
@@ -46,6 +49,8 @@ struct scenario {
 	char *disk;             /* "" = initramfs guests; else disk guests on this
 				 * injected overlay (lib/inject.h) */
 	unsigned int disk_guests;       /* of guests, the disk guests; 0: all when disk */
+	enum inject_disk_boot disk_boot; /* disk guests: direct kernel boot or the image's
+					  * bootloader (checked to have one) */
 	unsigned int heartbeat_ms;
 	unsigned int heartbeat_timeout_ms;
 	unsigned int boot_timeout_ms;   /* 0: the fleet's default for its accel */

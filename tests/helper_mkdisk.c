@@ -8,7 +8,11 @@
  *   busybox.img   bootable: busybox init (no systemd), /etc/inittab, the
  *                 fleet's kernel (image_find_default) in /boot with an initrd
  *                 that loads virtio_blk + ext4 and switch_roots to root=, and
- *                 only the modules the guest needs under /lib/modules
+ *                 only the modules the guest needs under /lib/modules; and a
+ *                 real bootloader: extlinux in /boot/extlinux (SERIAL 0, one
+ *                 LABEL naming that kernel and initrd, root=UUID and the
+ *                 marker pmucanary.test=extlinux-config), syslinux's mbr.bin
+ *                 in the MBR, the partition active
  *   systemd.img   bootable the same way, but its init is the host's real
  *                 systemd (/sbin/init -> /lib/systemd/systemd, the libraries
  *                 ldd names, an empty /etc/machine-id) with two units of its
@@ -74,6 +78,8 @@ static const char *const rcs =
 	"mount -t sysfs sysfs /sys\n"
 	"mkdir -p /var/log\n"
 	"echo \"rcS: boot $(cat /proc/sys/kernel/random/boot_id)\" >> /var/log/messages\n"
+	/* how it was booted: direct kernel boot or the bootloader's config */
+	"echo \"rcS: cmdline $(cat /proc/cmdline)\"\n"
 	/* on the disk before any self-test panic: the fleet reads it back */
 	"sync\n"
 	"echo 'rcS: done'\n";
@@ -198,6 +204,46 @@ static void root_boot(const char *kernel, const char *release, const char *dir)
 	g_ptr_array_unref(agent);
 }
 
+/* extlinux, as a distribution installer would set it up: its files in
+ * /boot/extlinux (the appliance's extlinux), a config booting the image's
+ * kernel, the MBR code of the host's syslinux, the partition active. */
+static void root_extlinux(const char *dev, const char *part, const char *release)
+{
+	static const char mbr_path[] = "/usr/lib/EXTLINUX/mbr.bin";
+	const char *const feature[] = { "extlinux", NULL };
+	char conf[1024], *uuid, *mbr = NULL;
+	size_t len = 0;
+
+	if (guestfs_feature_available(g, (char *const *)feature) <= 0)
+		die("the libguestfs appliance has no extlinux (install extlinux)");
+	if (!g_file_get_contents(mbr_path, &mbr, &len, NULL) || len < 400 || len > 440) {
+		fprintf(stderr, "helper_mkdisk: %s: missing or not an MBR (install extlinux)\n",
+			mbr_path);
+		exit(1);
+	}
+	OK(guestfs_pwrite_device(g, dev, mbr, len, 0), "write mbr.bin");
+	g_free(mbr);
+	OK(guestfs_part_set_bootable(g, dev, 1, 1), "set bootable");
+	uuid = guestfs_vfs_uuid(g, part);
+	if (!uuid)
+		die("vfs_uuid");
+	snprintf(conf, sizeof(conf),
+		 "# pmucanary test image: extlinux\n"
+		 "SERIAL 0 115200\n"
+		 "DEFAULT canary\n"
+		 "PROMPT 0\n"
+		 "TIMEOUT 0\n"
+		 "LABEL canary\n"
+		 "  KERNEL /boot/vmlinuz-%s\n"
+		 "  INITRD /boot/initrd.img-%s\n"
+		 "  APPEND root=UUID=%s ro pmucanary.test=extlinux-config\n",
+		 release, release, uuid);
+	free(uuid);
+	OK(guestfs_mkdir_p(g, "/boot/extlinux"), "/boot/extlinux");
+	put("/boot/extlinux/extlinux.conf", conf, 0644);
+	OK(guestfs_extlinux(g, "/boot/extlinux"), "extlinux");
+}
+
 int main(int argc, char **argv)
 {
 	char *kernel = NULL, *release = NULL;
@@ -244,6 +290,7 @@ int main(int argc, char **argv)
 				put("/etc/inittab", "::sysinit:/etc/init.d/rcS\n"
 				    "::shutdown:/bin/busybox umount -a -r\n", 0644);
 				root_boot(kernel, release, argv[1]);
+				root_extlinux(dev, part, release);
 			} else if (!strcmp(kinds[k], "systemd")) {
 				root_systemd();
 				root_boot(kernel, release, argv[1]);

@@ -235,6 +235,125 @@ static void test_mixed_fleet_xml(void **state)
 	assert_false(fleet_guest_is_disk(&cfg, 2));
 }
 
+/* The fleet's kernel words go onto every kernel entry that lacks them, and
+ * nowhere else; a LABEL without APPEND gets one. */
+static void test_bootloader_config_add(void **state)
+{
+	const char *ext = "SERIAL 0 115200\nDEFAULT a\nLABEL a\n  KERNEL /boot/vmlinuz\n"
+			  "  INITRD /boot/initrd\n  append root=UUID=x ro console=ttyS0\n"
+			  "LABEL b\n  LINUX /boot/vmlinuz.old\nLABEL memtest\n  MENU LABEL x\n";
+	const char *grub = "set timeout=5\nmenuentry 'Debian' {\n\tlinux\t/boot/vmlinuz-6.1 "
+			   "root=UUID=x ro quiet\n\tinitrd\t/boot/initrd.img-6.1\n}\n"
+			   "menuentry 'memtest' {\n\tlinux16 /boot/memtest86+.bin\n}\n";
+	g_autofree char *e = NULL, *gr = NULL, *again = NULL, *none = NULL;
+	unsigned int entries, changed;
+
+	(void)state;
+	e = inject_bootloader_config_add(INJECT_BOOTLOADER_EXTLINUX, ext, "console=ttyS0 panic=0",
+					 &entries, &changed);
+	assert_int_equal(entries, 2);
+	assert_int_equal(changed, 2);
+	assert_string_equal(e, "SERIAL 0 115200\nDEFAULT a\nLABEL a\n  KERNEL /boot/vmlinuz\n"
+			    "  INITRD /boot/initrd\n  append root=UUID=x ro console=ttyS0 panic=0\n"
+			    "LABEL b\n  LINUX /boot/vmlinuz.old\n  APPEND console=ttyS0 panic=0\n"
+			    "LABEL memtest\n  MENU LABEL x\n");
+	/* twice is once */
+	again = inject_bootloader_config_add(INJECT_BOOTLOADER_EXTLINUX, e, "console=ttyS0 panic=0",
+					     &entries, &changed);
+	assert_int_equal(changed, 0);
+	assert_string_equal(again, e);
+	gr = inject_bootloader_config_add(INJECT_BOOTLOADER_GRUB, grub, "console=ttyS0 quiet",
+					  &entries, &changed);
+	assert_int_equal(entries, 2);
+	assert_int_equal(changed, 2);
+	assert_non_null(strstr(gr, "\tlinux\t/boot/vmlinuz-6.1 root=UUID=x ro quiet console=ttyS0\n"));
+	assert_non_null(strstr(gr, "\tlinux16 /boot/memtest86+.bin console=ttyS0 quiet\n"));
+	assert_non_null(strstr(gr, "set timeout=5\n"));
+	/* a config that boots no Linux kernel */
+	none = inject_bootloader_config_add(INJECT_BOOTLOADER_GRUB, "set timeout=5\n", "x",
+					    &entries, &changed);
+	assert_int_equal(entries, 0);
+	assert_string_equal(none, "set timeout=5\n");
+}
+
+static void test_disk_boot_names(void **state)
+{
+	(void)state;
+	assert_int_equal(inject_disk_boot_parse("kernel"), INJECT_DISK_BOOT_KERNEL);
+	assert_int_equal(inject_disk_boot_parse("bootloader"), INJECT_DISK_BOOT_BOOTLOADER);
+	assert_int_equal(inject_disk_boot_parse("grub"), -EINVAL);
+	assert_int_equal(inject_disk_boot_parse(NULL), -EINVAL);
+	for (int i = 0; i < INJECT_DISK_BOOT_COUNT; i++)
+		assert_int_equal(inject_disk_boot_parse(inject_disk_boot_name(i)), i);
+	assert_string_equal(inject_bootloader_name(INJECT_BOOTLOADER_EXTLINUX), "extlinux");
+	assert_string_equal(inject_bootloader_name(INJECT_BOOTLOADER_COUNT), "?");
+}
+
+/* The manifest says which bootloader the image has; booting through one it
+ * lacks is refused in one line naming the overlay. */
+static void test_boot_bootloader(void **state)
+{
+	g_autofree char *dir = test_tmpdir("test_inject");
+	g_autofree char *ov = g_build_filename(dir, "g.qcow2", NULL);
+	g_autofree char *man = g_strdup_printf("%s.json", ov);
+	g_autoptr(inject_boot) b = NULL;
+	struct inject_report r = { .disk = "/d.img", .overlay = ov, .kernel_path = "/k",
+				   .cmdline_root = "root=/dev/vda1", .init = INJECT_INIT_BUSYBOX,
+				   .bootloader = INJECT_BOOTLOADER_EXTLINUX,
+				   .bootloader_config = "/boot/extlinux/extlinux.conf",
+				   .bootloader_entries = 1, .bootloader_note = "1 kernel entry" };
+	json_t *j = inject_report_json(&r);
+	GString *txt = inject_report_text(&r);
+
+	(void)state;
+	assert_non_null(strstr(txt->str, "\nbootloader extlinux (/boot/extlinux/extlinux.conf): "
+			       "1 kernel entry\n"));
+	g_string_free(txt, TRUE);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "bootloader"),
+							       "kind")), "extlinux");
+	assert_int_equal(json_dump_file(j, man, 0), 0);
+	json_decref(j);
+	assert_int_equal(inject_boot_load(ov, &b), 0);
+	assert_int_equal(b->bootloader, INJECT_BOOTLOADER_EXTLINUX);
+	assert_int_equal(inject_boot_check(b, INJECT_DISK_BOOT_BOOTLOADER), 0);
+	g_clear_pointer(&b, inject_boot_free);
+	r.bootloader = INJECT_BOOTLOADER_NONE;
+	r.bootloader_config = NULL;
+	r.bootloader_note = "no grub.cfg, extlinux.conf or syslinux.cfg";
+	j = inject_report_json(&r);
+	assert_int_equal(json_dump_file(j, man, 0), 0);
+	json_decref(j);
+	assert_int_equal(inject_boot_load(ov, &b), 0);
+	assert_int_equal(inject_boot_check(b, INJECT_DISK_BOOT_KERNEL), 0);
+	assert_int_equal(inject_boot_check(b, INJECT_DISK_BOOT_BOOTLOADER), -ENOTSUP);
+	assert_non_null(strstr(pc_errmsg(), "g.qcow2: no bootloader to boot through (no grub.cfg"));
+	assert_null(strchr(pc_errmsg(), '\n'));
+	test_tmpdir_remove(dir);
+}
+
+/* Through the bootloader: no <kernel>, <initrd> or <cmdline>, SeaBIOS
+ * boots the disk; an initramfs guest of a mixed fleet keeps its kernel. */
+static void test_bootloader_guest_xml(void **state)
+{
+	struct fleet_config cfg = { .guests = 2, .kernel = "/k", .initrd = "/i", .run_id = "r",
+				    .disk = "/var/tmp/x/base.qcow2", .disk_root = "root=UUID=abc",
+				    .disk_guests = 1, .disk_kernel = "/dk", .disk_initrd = "/di",
+				    .disk_bootloader = true };
+	g_autofree char *x0 = fleet_domain_xml(&cfg, FLEET_ACCEL_TCG, "pmucanary-r-0", "/c", 0);
+	g_autofree char *x1 = fleet_domain_xml(&cfg, FLEET_ACCEL_TCG, "pmucanary-r-1", "/c", 1);
+
+	(void)state;
+	assert_non_null(strstr(x1, "<boot dev='hd'/>"));
+	assert_non_null(strstr(x1, "<source file='/var/tmp/x/pmucanary-r-1.qcow2'/>"));
+	assert_null(strstr(x1, "<kernel>"));
+	assert_null(strstr(x1, "<initrd>"));
+	assert_null(strstr(x1, "<cmdline>"));
+	assert_non_null(strstr(x1, "<serial type='file'>"));
+	assert_non_null(strstr(x1, "<panic model='isa'/>"));
+	assert_non_null(strstr(x0, "<kernel>/k</kernel>"));
+	assert_null(strstr(x0, "<boot dev="));
+}
+
 /* A product name or module file that is not UTF-8 (an old image's
  * os-release in Latin-1) still gives a manifest, the bytes as \xNN. */
 static void test_report_json_not_utf8(void **state)
@@ -293,6 +412,10 @@ int main(void)
 		cmocka_unit_test(test_boot_load),
 		cmocka_unit_test(test_disk_guest_xml),
 		cmocka_unit_test(test_mixed_fleet_xml),
+		cmocka_unit_test(test_bootloader_config_add),
+		cmocka_unit_test(test_disk_boot_names),
+		cmocka_unit_test(test_boot_bootloader),
+		cmocka_unit_test(test_bootloader_guest_xml),
 	};
 
 	log_set_level(LOG_ERROR);

@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "scenario.h"
+#include "testutil.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ static void test_defaults(void **state)
 	assert_int_equal(s->batch_size, 32);
 	assert_int_equal(s->confirm, 3);
 	assert_string_equal(s->modifier_set, "basic");
+	assert_int_equal(s->disk_boot, INJECT_DISK_BOOT_KERNEL);
 	assert_int_equal(s->modifiers->len, 24);
 	assert_true(has(s->profiles, "*"));
 	assert_string_equal(s->mode, "record");
@@ -171,6 +173,8 @@ static const struct {
 	{ "nothing-to-sweep.ini", ":4: [sweep]: nothing to sweep: give events, pmus, specs or raw_excludes = true" },
 	{ "bad-modifiers.ini", ":3: [sweep] modifiers: 'p+' is neither a set (none, basic, extended, full) nor modifier letters" },
 	{ "bad-mode.ini", ":3: [sweep] mode: expected record or stat, not 'trace'" },
+	{ "bad-disk-boot.ini", ":3: [fleet] disk_boot: expected kernel or bootloader, not 'grub'" },
+	{ "disk-boot-no-disk.ini", ":3: [fleet] disk_boot: bootloader needs disk = an injected overlay" },
 	{ "bad-heartbeat.ini", ":3: [fleet] heartbeat_timeout: must be longer than heartbeat (2000ms)" },
 	{ "not-a-line.ini", ":3: expected key = value, a [section] or a # comment" },
 	{ "bad-ring.ini", ":4: [load] ring_pages: expected a power of two, not 3" },
@@ -202,6 +206,36 @@ static void test_missing_file(void **state)
 	assert_non_null(strstr(pc_errmsg(), "/nonexistent/x.ini"));
 }
 
+/* disk_boot = bootloader on an overlay whose image has none is refused
+ * when the scenario loads, before anything boots; kernel boots it. */
+static void test_disk_boot_without_bootloader(void **state)
+{
+	g_autofree char *dir = test_tmpdir("test_scenario");
+	g_autofree char *ov = g_build_filename(dir, "g.qcow2", NULL);
+	g_autofree char *man = g_strdup_printf("%s.json", ov);
+	g_autofree char *text = NULL, *want = NULL;
+	g_autoptr(scenario) s = NULL;
+
+	(void)state;
+	assert_true(g_file_set_contents(ov, "", 0, NULL));
+	assert_true(g_file_set_contents(man, "{\"boot\": {\"kernel_path\": \"/k\", "
+					"\"cmdline_root\": \"root=/dev/vda1\"}, \"bootloader\": "
+					"{\"kind\": \"none\", \"note\": \"no grub.cfg, "
+					"extlinux.conf or syslinux.cfg\"}}", -1, NULL));
+	text = g_strdup_printf("[fleet]\nguests = 1\ndisk = %s\ndisk_boot = bootloader\n"
+			       "[sweep]\nevents = cpu-clock\n", ov);
+	want = g_strdup_printf("x.ini:4: [fleet] disk_boot: %s: no bootloader to boot through (no "
+			       "grub.cfg, extlinux.conf or syslinux.cfg): use disk_boot = kernel", ov);
+	assert_int_equal(scenario_load_data("x.ini", text, &s), -EINVAL);
+	assert_string_equal(pc_errmsg(), want);
+	g_free(text);
+	text = g_strdup_printf("[fleet]\nguests = 1\ndisk = %s\ndisk_boot = kernel\n"
+			       "[sweep]\nevents = cpu-clock\n", ov);
+	assert_int_equal(scenario_load_data("x.ini", text, &s), 0);
+	assert_int_equal(s->disk_boot, INJECT_DISK_BOOT_KERNEL);
+	test_tmpdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +247,7 @@ int main(void)
 		cmocka_unit_test(test_duration_parser),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_disk_boot_without_bootloader),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
