@@ -1315,6 +1315,8 @@ report:
 		json_object_set_new(sum, "selftest", json_boolean(rep->selftest));
 		json_object_set_new(r.set->extra ? r.set->extra : (r.set->extra = json_object()),
 				    "verdict", json_string(runner_verdict_name(rep->verdict)));
+		if (r.guests_up && guests->summary)
+			json_object_set_new(r.set->extra, "guests", guests->summary(guests->ctx));
 		e = write_outputs(&r);
 		if (e && rep->why) {
 			/* A full results disk stops the run and then its report:
@@ -1642,6 +1644,28 @@ static void fg_health(void *ctx, unsigned int *healthy, unsigned int *total)
 			(*healthy)++;
 }
 
+static json_t *fg_summary(void *ctx)
+{
+	struct fleet_guests *fg = ctx;
+	json_t *arr = json_array();
+	struct fleet_guest_status st;
+
+	for (unsigned int i = 0; fg->f && i < fleet_size(fg->f); i++) {
+		json_t *o;
+
+		if (fleet_guest_status(fg->f, i, &st))
+			continue;
+		o = json_pack("{s:s,s:s,s:s,s:i,s:i,s:i}", "name", st.name,
+			      "boot", st.disk ? "disk" : "initramfs",
+			      "state", guest_state_name(st.state), "restarts", st.restarts,
+			      "restores", st.restores, "restore_failures", st.restore_failures);
+		if (st.restore_note[0])
+			json_object_set_new(o, "restore_note", results_json_string(st.restore_note));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
 static void fg_stop(void *ctx)
 {
 	struct fleet_guests *fg = ctx;
@@ -1658,7 +1682,7 @@ int runner_fleet_guests(const char *uri, bool tcg, bool keep_disks, struct runne
 	fg->tcg = tcg;
 	fg->keep_disks = keep_disks;
 	*out = (struct runner_guests){ fg, fg_start, fg_mark, fg_judge, fg_restart,
-				       fg_selftest, fg_stop, fg_health, fg_all_harmed };
+				       fg_selftest, fg_stop, fg_health, fg_all_harmed, fg_summary };
 	return 0;
 }
 

@@ -62,6 +62,10 @@ struct runner_guests {
 	/* Optional: every guest is harmed since the mark, its evidence
 	 * complete. The dwell ends then: no guest is left to watch. */
 	bool (*all_harmed)(void *ctx);
+	/* Optional: what became of each guest by the end (new reference, an
+	 * array): restarts, restores from the saved image, and restores that
+	 * failed and why (the guest was booted cold instead). */
+	json_t *(*summary)(void *ctx);
 };
 
 /* Where a run is, for a live progress line (never for verdicts). */

@@ -95,6 +95,13 @@ if [ "$n" -lt 2 ] || grep -q 'restore from .* failed\|cannot save' "$work/restor
 else
 	echo "ok   restore run: $n restores, none failed"
 fi
+# run.json records what became of the guests, as the log does
+if [ "$(jq '[.guests[].restores] | add' "$work"/restore/*/run.json)" = "$n" ] &&
+	[ "$(jq '[.guests[].restore_failures] | add' "$work"/restore/*/run.json)" = 0 ]; then
+	echo "ok   restore run.json: $n restores, 0 failures"
+else
+	echo "FAIL restore run.json guests: $(jq -c .guests "$work"/restore/*/run.json)"; fail=1
+fi
 
 rc=$(run cold "$work/cold.ini")
 check_run cold "$rc"
@@ -130,6 +137,13 @@ check_run broken "$rc"
 if grep -q 'restore from .* failed (.*): booting it cold' "$work/broken.out"; then
 	echo "ok   broken images: the log says the restore failed and the guest booted cold"
 	grep -m1 'restore from' "$work/broken.out"
+	if jq -e '[.guests[] | select(.restore_failures > 0 and (.restore_note | length > 0))] | length > 0' \
+		"$work"/broken/*/run.json >/dev/null; then
+		echo "ok   broken images: run.json names the failed restore ($(jq -r '[.guests[].restore_note // empty][0]' "$work"/broken/*/run.json))"
+	else
+		echo "FAIL broken images: run.json does not record the failed restore: $(jq -c .guests "$work"/broken/*/run.json)"
+		fail=1
+	fi
 else
 	echo "FAIL broken images: no failed restore in the log:"
 	grep -E 'restored|saved to|restore from|cannot save' "$work/broken.out"; fail=1

@@ -150,6 +150,13 @@ static void f_stop(void *ctx)
 {
 }
 
+/* A fleet whose one guest's restore failed once. */
+static json_t *f_summary(void *ctx)
+{
+	return json_pack("[{s:s,s:i,s:i,s:i,s:s}]", "name", "fake-0", "restarts", 2, "restores", 1,
+			 "restore_failures", 1, "restore_note", "restore: image truncated");
+}
+
 static struct runner_guests fake_guests(struct fake *f)
 {
 	struct runner_guests g = { f, f_start, f_mark, f_judge, f_restart, f_selftest, f_stop, NULL,
@@ -260,7 +267,9 @@ static void test_clean_run(void **state)
 	struct runner_report rep;
 	g_autoptr(result_set) set = NULL;
 	g_autofree char *matrix = NULL;
+	json_t *want = f_summary(NULL);
 
+	g.summary = f_summary;
 	if (runner_run(&o, &g, &rep))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_CLEAN);
@@ -269,6 +278,9 @@ static void test_clean_run(void **state)
 	assert_int_equal(f.selftests, 0);
 	set = read_run(rep.run_dir);
 	assert_false(set->selftest);
+	/* what became of the guests, a failed restore with its reason */
+	assert_true(json_equal(json_object_get(set->extra, "guests"), want));
+	json_decref(want);
 	assert_true(set->cells->len >= 2 * (4 * 3 + 1));
 	for (guint i = 0; i < set->cells->len; i++)
 		assert_false(outcome_is_harm(((struct cell *)set->cells->pdata[i])->outcome));
