@@ -1272,12 +1272,18 @@ static int export_case(struct collect *c, json_t *it, bool rest)
 static int collect_export(struct collect *c, const char *text, size_t len)
 {
 	g_autoptr(GArray) lines = g_array_new(FALSE, FALSE, sizeof(size_t));
-	size_t skip = strspn(text, " \t\r\n");
+	size_t skip = 0;
 	json_t *root = NULL, *items;
-	bool rest = skip < len && (text[skip] == '{' || text[skip] == '[');
+	bool rest;
 	size_t i;
 	json_t *it;
 	int ret = 0;
+
+	if (memchr(text, '\0', len))
+		return pc_fail(EINVAL, "%s: a NUL byte (not a LAVA results export)", c->name);
+	while (skip < len && g_ascii_isspace(text[skip]))
+		skip++;
+	rest = skip < len && (text[skip] == '{' || text[skip] == '[');
 
 	/* The REST API answers JSON; the YAML export is a block sequence,
 	 * which never starts with '{' or '['. */

@@ -834,6 +834,13 @@ static void test_export_bad_input(void **state)
 	expect_bad_export(deep, "export:1: yaml: nested deeper than 32");
 	expect_bad_export("a: b\n", "export: not a list of test cases");
 	expect_bad_export("", "export: empty");
+	/* a NUL byte inside what the caller read */
+	g_autoptr(result_set) got = NULL;
+	bool infra;
+
+	assert_int_equal(lava_collect_export("- id: '1'\n\0x", 12, "export", NULL, 0, NULL, &got,
+					     &infra), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "export: a NUL byte"));
 }
 
 /* REJECTED cells' messages come back through the header; a device that

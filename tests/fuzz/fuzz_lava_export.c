@@ -1,0 +1,51 @@
+/* The LAVA results-export collector (a server's /results/JOB/yaml, read
+ * with libyaml, or its REST API's JSON: text a remote lab and its devices
+ * wrote). Properties as fuzz_lava's: a failure leaves its message; what is
+ * collected writes as a result file that reads back with the same cells;
+ * an INFRA job has no cell; every cell's case id round-trips. */
+#include "fuzz.h"
+#include "lava.h"
+
+#include <errno.h>
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	fuzz_quiet();
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	g_autoptr(result_set) set = NULL;
+	g_autoptr(result_set) back = NULL;
+	bool infra = false;
+	json_t *root;
+	int ret;
+
+	pc_errclear();
+	ret = lava_collect_export((const char *)data, size, "fuzz.export", NULL, 0, NULL,
+				  &set, &infra);
+	FUZZ_ASSERT(ret == 0 || ret == -EINVAL);
+	if (ret < 0) {
+		FUZZ_ASSERT(set == NULL);
+		FUZZ_ASSERT_MESSAGE();
+		return 0;
+	}
+	FUZZ_ASSERT(set != NULL);
+	FUZZ_ASSERT(!infra || set->cells->len == 0);
+	for (guint i = 0; i < set->cells->len; i++) {
+		const struct cell *c = g_ptr_array_index(set->cells, i);
+		g_autofree char *id = lava_case_id(c->profile, c->spec);
+		g_autofree char *p = NULL, *s = NULL;
+
+		FUZZ_ASSERT(id != NULL);
+		FUZZ_ASSERT(lava_case_id_parse(id, &p, &s) == 0);
+		FUZZ_ASSERT(!strcmp(p, c->profile) && !strcmp(s, c->spec));
+	}
+	root = results_to_json(set);
+	FUZZ_ASSERT(root != NULL);
+	FUZZ_ASSERT(results_from_json(root, "collected", &back) == 0);
+	FUZZ_ASSERT(back->cells->len == set->cells->len);
+	json_decref(root);
+	return 0;
+}
