@@ -17,11 +17,13 @@ PACKAGES=(build-essential pkg-config qemu-system-x86 qemu-utils
 # source with what building it takes for the lab suites' test kernels
 # (guest-images/kernel-build.sh), clang and its libFuzzer runtime for the
 # fuzz targets (tests/cli_fuzz.sh), busybox-static for the disk images
-# tests/it_inject.sh builds, lava-dispatcher (lava-run, no server) for
-# tests/it_lava.sh (37 packages beyond this list, 23 s to install here).
+# tests/it_inject.sh builds and extlinux for the bootloader in one of them
+# (its mbr.bin; libguestfs's appliance takes extlinux from the host),
+# lava-dispatcher (lava-run, no server) for tests/it_lava.sh (37 packages
+# beyond this list, 23 s to install here).
 TEST_PACKAGES=(jq libxml2-utils chromium python3
 	linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils
-	clang libclang-rt-14-dev busybox-static lava-dispatcher)
+	clang libclang-rt-14-dev busybox-static extlinux lava-dispatcher)
 
 say() { [ -n "${CI:-}" ] || [ -t 1 ] && echo "run.sh: $*"; true; }
 

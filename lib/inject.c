@@ -1004,8 +1004,9 @@ int inject_boot_load(const char *overlay, struct inject_boot **out)
 int inject_boot_check(const struct inject_boot *b, enum inject_disk_boot how)
 {
 	if (how == INJECT_DISK_BOOT_BOOTLOADER && b->bootloader == INJECT_BOOTLOADER_NONE)
-		return pc_fail(ENOTSUP, "%s: no bootloader to boot through (%s): use disk_boot = "
-			       "kernel", b->overlay, b->bootloader_note ? b->bootloader_note : "none found");
+		return pc_fail(ENOTSUP, "%s: no bootloader to boot through (%s): boot its kernel "
+			       "directly (disk_boot = kernel, fleet --disk-boot kernel)", b->overlay,
+			       b->bootloader_note ? b->bootloader_note : "none found");
 	return 0;
 }
 

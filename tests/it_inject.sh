@@ -22,6 +22,14 @@
 #    holds one boot), and --keep leaves that overlay; the same run without
 #    --keep, SIGTERMed mid-run, leaves none; SIGKILLed mid-run, its watcher
 #    removes it;
+#  - the busybox image's own bootloader (extlinux, syslinux's MBR): inject
+#    reports it and gives its APPEND the fleet's kernel words; a disk guest
+#    under `fleet --disk-boot bootloader` boots through it (the console
+#    shows the SYSLINUX banner, /proc/cmdline is the config's with those
+#    words and no direct-boot words), beats at the interval the fleet sent
+#    its agent, and a self-test panic gives GUEST_CRASH; nothing is left;
+#    the systemd image has no bootloader: a fleet asked to boot through it
+#    refuses in one line, exit 2, before booting anything;
 #  - the systemd image (the host's real systemd as its init) is recognised
 #    (unit + multi-user.target.wants link) and boots for real: heartbeats
 #    arrive from the agent systemd started through the injected unit;
@@ -105,6 +113,9 @@ else
 		[ "$accel" = tcg ] || bad "appliance accel is $accel without kvm_intel/kvm_amd"
 	fi
 	[ "$(jq -r .appliance.backend "$j")" = direct ] || bad "backend $(jq -r .appliance.backend "$j")"
+	jq -e '.bootloader.kind == "extlinux" and .bootloader.config == "/boot/extlinux/extlinux.conf"
+		and .bootloader.entries == 1' "$j" >/dev/null ||
+		bad "bootloader is $(jq -c .bootloader "$j"), want extlinux in /boot/extlinux/extlinux.conf"
 	for f in bb.qcow2 bb.qcow2.vmlinuz bb.qcow2.initrd bb.qcow2.json; do
 		[ -f "$work/$f" ] || bad "$f was not written"
 	done
@@ -153,6 +164,53 @@ if [ -f "$work/bb.qcow2.json" ]; then
 	virsh -c qemu:///system list --all --name | grep -q "^pmucanary-$run_id-" &&
 		bad "a domain was left behind"
 	[ "$(sha256sum < "$work/busybox.img")" = "$sum_before" ] || bad "the guest wrote into busybox.img"
+fi
+
+# --- the same image through its own bootloader: SeaBIOS, MBR, extlinux
+if [ -f "$work/bb.qcow2.json" ]; then
+	t2=$SECONDS
+	"$bin" fleet --disk "$work/bb.qcow2" --disk-boot grub -n 1 > "$work/blbad.out" 2>&1
+	rc=$?
+	[ "$rc" = 2 ] && grep -q -- "--disk-boot: expected kernel or bootloader, not 'grub'" "$work/blbad.out" ||
+		bad "--disk-boot grub: exit $rc, $(cat "$work/blbad.out")"
+	for try in 1 2; do
+		"$bin" fleet --disk "$work/bb.qcow2" --disk-boot bootloader -n 1 -d 4 --memory 256 \
+			--interval 250 --run-dir "$work/blrun" --run-id "$run_id-bl" --selftest 0=panic \
+			--selftest-at 2 --json "$work/blfleet.json" > "$work/blfleet.out" 2>&1
+		rc=$?
+		grep -q 'libvirt connection lost' "$work/blfleet.out" || break
+		echo "libvirt went away during try $try"
+		sleep 5
+	done
+	con=$work/blrun/pmucanary-$run_id-bl-0.console
+	fhb=$(jq -r '.guests[0].first_heartbeat_s' "$work/blfleet.json" 2>/dev/null)
+	echo "bootloader disk guest: exit $rc, first heartbeat ${fhb:-none} s, $((SECONDS - t2)) s"
+	if [ -z "$fhb" ] || [ "$fhb" = null ]; then
+		cat "$work/blfleet.out"; tail -30 "$con"
+		bad "no heartbeat from the guest booted through its bootloader"
+	else
+		[ "$(jq -r '.guests[0].disk_boot' "$work/blfleet.json")" = bootloader ] ||
+			bad "fleet JSON says disk_boot $(jq -r '.guests[0].disk_boot' "$work/blfleet.json")"
+		# SeaBIOS ran the MBR, which ran extlinux (SERIAL 0 in its config)
+		grep -aqE '(SYS|EXT)LINUX 6' "$con" || bad "the console shows no SYSLINUX/EXTLINUX banner"
+		cmdline=$(grep -a '^rcS: cmdline ' "$con" | head -1)
+		for w in pmucanary.test=extlinux-config pmucanary.boot=bootloader console=ttyS0 \
+			unknown_nmi_panic=1 "initrd=/boot/initrd.img-"; do
+			[[ " $cmdline" == *" $w"* ]] || bad "the bootloader guest's /proc/cmdline lacks $w: $cmdline"
+		done
+		[[ "$cmdline" == *pmucanary.interval=* ]] &&
+			bad "the bootloader guest's cmdline is the direct boot's: $cmdline"
+		# what the cmdline does not carry, the fleet told the agent
+		grep -aq 'pmucanary-agent: interval 250 ms' "$con" ||
+			bad "the agent was not told the fleet's heartbeat interval"
+		kinds=$(jq -r '[.guests[0].verdicts[].kind] | join(",")' "$work/blfleet.json")
+		[ "$kinds" = GUEST_CRASH ] && [ "$rc" = 1 ] ||
+			{ cat "$work/blfleet.out"; bad "bootloader guest: verdicts '$kinds', exit $rc; want GUEST_CRASH, 1"; }
+	fi
+	[ ! -e "$work/pmucanary-$run_id-bl-0.qcow2" ] || bad "the bootloader guest's overlay was left behind"
+	virsh -c qemu:///system list --all --name | grep -q "^pmucanary-$run_id-bl-" &&
+		bad "the bootloader guest's domain was left behind"
+	[ "$(sha256sum < "$work/busybox.img")" = "$sum_before" ] || bad "the bootloader guest wrote into busybox.img"
 fi
 
 # --- a mixed fleet through a whole run: screening, isolation, restarts
@@ -276,6 +334,17 @@ if [ "$(cat "$work/sd.rc")" != 0 ]; then
 	bad "inject systemd.img exited $(cat "$work/sd.rc")"
 else
 	[ "$(jq -r .init "$work/sd.out")" = systemd ] || bad "systemd.img: init $(jq -r .init "$work/sd.out")"
+	[ "$(jq -r .bootloader.kind "$work/sd.out")" = none ] ||
+		bad "systemd.img: bootloader $(jq -c .bootloader "$work/sd.out"), want none"
+	# no bootloader to boot through: one line, exit 2, no guest started
+	"$bin" fleet --disk "$work/sd.qcow2" --disk-boot bootloader -n 1 --run-dir "$work/sdbl" \
+		--run-id "$run_id-sdbl" > "$work/sdbl.out" 2> "$work/sdbl.err"
+	rc=$?
+	[ "$rc" = 2 ] && [ "$(wc -l < "$work/sdbl.err")" = 1 ] &&
+		grep -q "sd.qcow2: no bootloader to boot through (no grub.cfg" "$work/sdbl.err" ||
+		bad "--disk-boot bootloader without one: exit $rc, $(cat "$work/sdbl.err")"
+	[ -e "$work/pmucanary-$run_id-sdbl-0.qcow2" ] && bad "the refused fleet made an overlay"
+	echo "sdbl: $(cat "$work/sdbl.err")"
 	jq -e '.hooks == ["/etc/systemd/system/pmucanary-agent.service",
 		"/etc/systemd/system/multi-user.target.wants/pmucanary-agent.service"]' \
 		"$work/sd.out" >/dev/null || bad "systemd hooks: $(jq -c .hooks "$work/sd.out")"

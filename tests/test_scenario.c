@@ -225,7 +225,8 @@ static void test_disk_boot_without_bootloader(void **state)
 	text = g_strdup_printf("[fleet]\nguests = 1\ndisk = %s\ndisk_boot = bootloader\n"
 			       "[sweep]\nevents = cpu-clock\n", ov);
 	want = g_strdup_printf("x.ini:4: [fleet] disk_boot: %s: no bootloader to boot through (no "
-			       "grub.cfg, extlinux.conf or syslinux.cfg): use disk_boot = kernel", ov);
+			       "grub.cfg, extlinux.conf or syslinux.cfg): boot its kernel directly "
+			       "(disk_boot = kernel, fleet --disk-boot kernel)", ov);
 	assert_int_equal(scenario_load_data("x.ini", text, &s), -EINVAL);
 	assert_string_equal(pc_errmsg(), want);
 	g_free(text);
