@@ -10,6 +10,10 @@
 #  - `pmucanary lava collect` turns lava-run's log into a run.json whose
 #    every cell matches the case the job reported (result, outcome, k/n),
 #    with the device's fingerprint (its kernel is the one booted);
+#  - the same job as a server's REST export (built from the log's result
+#    lines, metadata dumped with PyYAML as the server does): `collect
+#    --export` with the log agrees, alone gives the same outcomes, and an
+#    export that disagrees with the log is refused naming the case;
 #  - `matrix` merges it with a local `probe` of the same specs;
 #  - a device with only busybox fetches pmucanary (--pmucanary-url) from an
 #    HTTP server here and POSTs run.json back (--artifact-url);
@@ -165,6 +169,43 @@ fi
 jq -e '.cells[] | select(.spec == "cpu-clock:u" and .profile == "perf-3.1" and .outcome == "OK")' \
 	"$work/good.json" >/dev/null && ok "cpu-clock:u under perf-3.1 is OK on the device" ||
 	fail "cpu-clock:u: $(jq -c '.cells[] | select(.spec == "cpu-clock:u")' "$work/good.json")"
+
+# 2b. the same job as a LAVA server would export it: the REST API's page
+# of test cases (lava_rest_app v02), each case's metadata the YAML the
+# server stores of its result line (PyYAML, as the server dumps it)
+python3 - "$work/good.log" >"$work/tests.json" <<'EOF' || fail "building the REST export"
+import json, sys, yaml
+cases = []
+for line in open(sys.argv[1]):
+    d = yaml.safe_load(line)
+    if not isinstance(d, dict) or d.get("lvl") != "results":
+        continue
+    m = d["msg"]
+    meas = m.get("measurement")
+    cases.append({"id": len(cases) + 1, "name": m["case"], "result": m["result"],
+                  "measurement": None if meas is None else "%.10f" % float(meas),
+                  "unit": m.get("units", ""), "suite": 1 if m["definition"] == "lava" else 2,
+                  "metadata": yaml.dump(m, default_flow_style=False),
+                  "logged": d["dt"], "start_log_line": None, "end_log_line": None,
+                  "test_set": None, "resource_uri": "http://lava.example/api/v0.2/jobs/1/tests/%d/" % (len(cases) + 1)})
+json.dump({"count": len(cases), "next": None, "previous": None, "results": cases}, sys.stdout)
+EOF
+"$bin" lava collect --export "$work/tests.json" "$work/good.log" --json "$work/export-log.json" 2>"$work/err" &&
+	cmp -s <(jq -S .cells "$work/good.json") <(jq -S .cells "$work/export-log.json") &&
+	ok "--export with the log: they agree, the same cells ($(jq '.cells | length' "$work/export-log.json"))" ||
+	fail "--export with the log: $(cat "$work/err")"
+"$bin" lava collect --export "$work/tests.json" --json "$work/export.json" 2>"$work/err" &&
+	[ "$(jq -c '[.cells[] | [.profile, .spec, .outcome, .k, .n]]' "$work/export.json")" = \
+	  "$(jq -c '[.cells[] | [.profile, .spec, .outcome, .k, .n]]' "$work/good.json")" ] &&
+	jq -e '.kernel | startswith("unknown")' "$work/export.json" >/dev/null &&
+	ok "--export alone: the same outcomes, kernel $(jq -r .kernel "$work/export.json")" ||
+	fail "--export alone: $(cat "$work/err") $(jq -c .kernel "$work/export.json")"
+jq '(.results[] | select(.name == "perf-3.1__cpu-clock_3Au") | .result) = "fail"' "$work/tests.json" \
+	>"$work/tests-bad.json"
+"$bin" lava collect --export "$work/tests-bad.json" "$work/good.log" >/dev/null 2>"$work/err"
+[ $? = 2 ] && grep -q 'perf-3.1__cpu-clock_3Au' "$work/err" &&
+	ok "an export that disagrees with the log: exit 2 ($(cut -c1-150 "$work/err"))" ||
+	fail "a disagreeing export: $(cat "$work/err")"
 
 # 3. matrix merges it with a local probe of the same specs
 "$bin" probe --event cpu-clock --event msr/tsc/ --profile perf-3.1 --json "$work/local.json" >/dev/null
