@@ -145,8 +145,16 @@ mkdir -p "$src"
 	die "cannot copy the checkout to $src"
 
 build_for() { # suites... -> make targets
-	local s t=(all)
+	local s h t=(all)
 	for s in "$@"; do [[ $s == *.sh ]] || t+=("build/tests/$s"); done
+	# the script suites run helpers (it_inject.sh: helper_mkdisk)
+	for s in "$@"; do
+		[[ $s == *.sh ]] || continue
+		for h in "$top"/tests/helper_*.c; do
+			[ -e "$h" ] && t+=("build/tests/$(basename "$h" .c)")
+		done
+		break
+	done
 	echo "${t[*]}"
 }
 
