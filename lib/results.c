@@ -195,8 +195,18 @@ void results_add_limitation(struct result_set *set, const char *fmt, ...)
 
 void results_note_standard_limitations(struct result_set *set, bool hw_pmu)
 {
-	if (set->accel && strcmp(set->accel, "tcg") == 0)
+	bool vm = json_is_true(json_object_get(json_object_get(set->host, "cpu"), "hypervisor"));
+
+	if (set->accel && strcmp(set->accel, "tcg") == 0) {
 		limitation_add(set, g_strdup(RESULTS_LIMIT_TCG));
+		/* the run fell back to TCG (--tcg, or the fleet's own choice):
+		 * its guests are not nested under KVM after all */
+		for (guint i = 0; i < set->limitations->len; i++)
+			if (!strcmp(set->limitations->pdata[i], RESULTS_LIMIT_NESTED_KVM))
+				g_ptr_array_remove_index(set->limitations, i--);
+	} else if (set->accel && strcmp(set->accel, "kvm") == 0 && vm) {
+		limitation_add(set, g_strdup(RESULTS_LIMIT_NESTED_KVM));
+	}
 	if (!hw_pmu)
 		limitation_add(set, g_strdup(RESULTS_LIMIT_NO_HW_PMU));
 }
@@ -219,9 +229,6 @@ void results_set_host(struct result_set *set, json_t *host)
 	}
 	results_note_standard_limitations(
 		set, json_is_true(json_object_get(host, "hw_pmu")));
-	if (set->accel && !strcmp(set->accel, "kvm") &&
-	    json_is_true(json_object_get(json_object_get(host, "cpu"), "hypervisor")))
-		limitation_add(set, g_strdup(RESULTS_LIMIT_NESTED_KVM));
 }
 
 /* ---- to JSON ---- */

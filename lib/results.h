@@ -143,8 +143,10 @@ void results_set_host(struct result_set *set, json_t *host);
 	"hypervisor flag): the guests run under nested KVM on a CPU, PMU and " \
 	"VMX/SVM that the outer hypervisor provides, not the hardware's; "   \
 	"harms of hardware PMU/virtualization interactions may not appear here"
-/* Adds RESULTS_LIMIT_TCG when accel is tcg; RESULTS_LIMIT_NO_HW_PMU when
- * hw_pmu is false. */
+/* Adds RESULTS_LIMIT_TCG when accel is tcg (and drops
+ * RESULTS_LIMIT_NESTED_KVM), RESULTS_LIMIT_NESTED_KVM when accel is kvm
+ * on a host whose CPU has the hypervisor flag; RESULTS_LIMIT_NO_HW_PMU
+ * when hw_pmu is false. */
 void results_note_standard_limitations(struct result_set *set, bool hw_pmu);
 
 json_t *results_to_json(const struct result_set *set);

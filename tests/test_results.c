@@ -115,6 +115,13 @@ static void test_nested_kvm_limitation(void **state)
 		assert_int_equal(nested, cases[i].nested);
 		assert_int_equal(tcg, cases[i].tcg);
 		assert_int_equal(set->limitations->len, (guint)(nested + tcg));
+		/* the run falls back to TCG (run --tcg, or the fleet's choice):
+		 * only the TCG line is left */
+		g_free(set->accel);
+		set->accel = g_strdup("tcg");
+		results_note_standard_limitations(set, true);
+		assert_int_equal(set->limitations->len, 1);
+		assert_string_equal(set->limitations->pdata[0], RESULTS_LIMIT_TCG);
 	}
 }
 
