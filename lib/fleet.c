@@ -1801,6 +1801,40 @@ int fleet_guest_status(struct fleet *f, unsigned int i, struct fleet_guest_statu
 	return 0;
 }
 
+/* What became of guest i: the keys run.json's "guests" and fleet_json()
+ * share. f->lock held. */
+static json_t *guest_summary_json(struct fleet *f, unsigned int i)
+{
+	struct guest *g = &f->g[i];
+	json_t *jg = json_object();
+
+	json_object_set_new(jg, "name", json_string(g->name));
+	json_object_set_new(jg, "boot",
+			    json_string(fleet_guest_is_disk(&f->cfg, i) ? "disk" : "initramfs"));
+	if (fleet_guest_is_disk(&f->cfg, i))
+		json_object_set_new(jg, "disk_boot",
+				    json_string(inject_disk_boot_name(f->cfg.disk_bootloader
+					? INJECT_DISK_BOOT_BOOTLOADER : INJECT_DISK_BOOT_KERNEL)));
+	json_object_set_new(jg, "state", json_string(guest_state_name(g->state)));
+	json_object_set_new(jg, "restarts", json_integer(g->restarts));
+	json_object_set_new(jg, "restores", json_integer(g->restores));
+	json_object_set_new(jg, "restore_failures", json_integer(g->restore_failures));
+	if (g->restore_note[0])
+		json_object_set_new(jg, "restore_note", results_json_string(g->restore_note));
+	return jg;
+}
+
+json_t *fleet_guests_summary(struct fleet *f)
+{
+	json_t *arr = json_array();
+
+	g_mutex_lock(&f->lock);
+	for (unsigned int i = 0; i < f->n; i++)
+		json_array_append_new(arr, guest_summary_json(f, i));
+	g_mutex_unlock(&f->lock);
+	return arr;
+}
+
 json_t *fleet_json(struct fleet *f)
 {
 	json_t *root = json_object();
@@ -1810,26 +1844,13 @@ json_t *fleet_json(struct fleet *f)
 	g_mutex_lock(&f->lock);
 	for (unsigned int i = 0; i < f->n; i++) {
 		struct guest *g = &f->g[i];
-		json_t *jg = json_object();
+		json_t *jg = guest_summary_json(f, i);
 		json_t *jv = json_array();
 		json_t *rej = json_object();
 
-		json_object_set_new(jg, "name", json_string(g->name));
-		json_object_set_new(jg, "boot",
-				    json_string(fleet_guest_is_disk(&f->cfg, i) ? "disk" : "initramfs"));
-		if (fleet_guest_is_disk(&f->cfg, i))
-			json_object_set_new(jg, "disk_boot",
-					    json_string(inject_disk_boot_name(f->cfg.disk_bootloader
-						? INJECT_DISK_BOOT_BOOTLOADER : INJECT_DISK_BOOT_KERNEL)));
-		json_object_set_new(jg, "state", json_string(guest_state_name(g->state)));
 		json_object_set_new(jg, "first_heartbeat_s",
 				    g->first_hb_s >= 0 ? json_real(g->first_hb_s) : json_null());
 		json_object_set_new(jg, "seq", json_integer((json_int_t)g->hb.seq));
-		json_object_set_new(jg, "restarts", json_integer(g->restarts));
-		json_object_set_new(jg, "restores", json_integer(g->restores));
-		json_object_set_new(jg, "restore_failures", json_integer(g->restore_failures));
-		if (g->restore_note[0])
-			json_object_set_new(jg, "restore_note", results_json_string(g->restore_note));
 		json_object_set_new(jg, "console", results_json_string(g->console));
 		for (int r = 0; r < HB_REJECT_COUNT; r++)
 			json_object_set_new(rej, hb_reject_name(r),

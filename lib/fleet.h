@@ -256,6 +256,9 @@ const char *fleet_guest_name(const struct fleet *f, unsigned int i);
  * "verdicts":[{"kind","t_s","evidence"}]}], "accel": "kvm"|"tcg",
  * "limitations": [...]} */
 json_t *fleet_json(struct fleet *f);
+/* Each guest's name, boot (and disk_boot), state, restarts, restores and
+ * failed restores with the last one's reason: run.json's "guests". */
+json_t *fleet_guests_summary(struct fleet *f);
 
 /* The domain XML for guest n (exposed for the unit tests). */
 char *fleet_domain_xml(const struct fleet_config *cfg, enum fleet_accel accel,

@@ -1647,23 +1647,8 @@ static void fg_health(void *ctx, unsigned int *healthy, unsigned int *total)
 static json_t *fg_summary(void *ctx)
 {
 	struct fleet_guests *fg = ctx;
-	json_t *arr = json_array();
-	struct fleet_guest_status st;
 
-	for (unsigned int i = 0; fg->f && i < fleet_size(fg->f); i++) {
-		json_t *o;
-
-		if (fleet_guest_status(fg->f, i, &st))
-			continue;
-		o = json_pack("{s:s,s:s,s:s,s:i,s:i,s:i}", "name", st.name,
-			      "boot", st.disk ? "disk" : "initramfs",
-			      "state", guest_state_name(st.state), "restarts", st.restarts,
-			      "restores", st.restores, "restore_failures", st.restore_failures);
-		if (st.restore_note[0])
-			json_object_set_new(o, "restore_note", results_json_string(st.restore_note));
-		json_array_append_new(arr, o);
-	}
-	return arr;
+	return fg->f ? fleet_guests_summary(fg->f) : json_array();
 }
 
 static void fg_stop(void *ctx)
