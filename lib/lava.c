@@ -1269,6 +1269,29 @@ static int export_case(struct collect *c, json_t *it, bool rest)
 	return ret;
 }
 
+/* How many values a JSON text makes at most: each is the root, the first
+ * of a container or after a comma. json_loadb has no bound of its own
+ * (30M items of {} took 6.9 GB before the case count was looked at). */
+static size_t json_values_max(const char *text, size_t len)
+{
+	size_t n = 1;
+	bool in_string = false;
+
+	for (size_t i = 0; i < len; i++) {
+		if (in_string) {
+			if (text[i] == '\\')
+				i++;
+			else if (text[i] == '"')
+				in_string = false;
+		} else if (text[i] == '"') {
+			in_string = true;
+		} else if (text[i] == '{' || text[i] == '[' || text[i] == ',') {
+			n++;
+		}
+	}
+	return n;
+}
+
 static int collect_export(struct collect *c, const char *text, size_t len)
 {
 	g_autoptr(GArray) lines = g_array_new(FALSE, FALSE, sizeof(size_t));
@@ -1290,6 +1313,9 @@ static int collect_export(struct collect *c, const char *text, size_t len)
 	if (rest) {
 		json_error_t jerr;
 
+		if (json_values_max(text, len) > LAVA_EXPORT_NODES_MAX)
+			return pc_fail(EINVAL, "%s: json: more than %d nodes", c->name,
+				       LAVA_EXPORT_NODES_MAX);
 		root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 		if (!root)
 			return pc_fail(EINVAL, "%s:%d: json: %s", c->name, jerr.line, jerr.text);

@@ -38,7 +38,10 @@
 #define LAVA_REJECTED_MSGS_MAX 256
 #define LAVA_REJECTED_MSG_MAX 1024
 #define LAVA_EXPORT_DEPTH_MAX 32  /* YAML nesting in a results export */
-#define LAVA_EXPORT_NODES_MAX 8000000 /* ~30 a case: 250k cases, < 1 GiB of json_t */
+/* ~30 a case: 250k cases (the default sweep is 140k). json_t costs up to
+ * ~230 bytes a node: 8M nodes of "- [{},{},...]" (24 MB) peak at 1.85 GB;
+ * a REST export's "{}" counts twice ('{' and ','), 4M of them 0.94 GB. */
+#define LAVA_EXPORT_NODES_MAX 8000000
 
 /* The case id of (profile, spec); NULL when longer than LAVA_CASE_ID_MAX. */
 char *lava_case_id(const char *profile, const char *spec);

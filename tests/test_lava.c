@@ -832,6 +832,18 @@ static void test_export_bad_input(void **state)
 	deep[0] = '-';
 	deep[1] = ' ';
 	expect_bad_export(deep, "export:1: yaml: nested deeper than 32");
+	/* a REST export is bounded before jansson builds it; commas in a
+	 * string are no values */
+	g_autoptr(GString) wide = g_string_new("[");
+	for (int i = 0; i < LAVA_EXPORT_NODES_MAX; i++)
+		g_string_append(wide, "0,");
+	g_string_append(wide, "0]");
+	expect_bad_export(wide->str, "export: json: more than 8000000 nodes");
+	g_string_assign(wide, "[\"");
+	for (int i = 0; i < LAVA_EXPORT_NODES_MAX; i++)
+		g_string_append(wide, "\\\",");
+	g_string_append(wide, "\"]");
+	expect_bad_export(wide->str, "export: results[0]: case: not a mapping");
 	expect_bad_export("a: b\n", "export: not a list of test cases");
 	expect_bad_export("", "export: empty");
 	/* a NUL byte inside what the caller read */
