@@ -1116,6 +1116,13 @@ static int yaml_to_json(const char *text, size_t len, const char *where, bool wi
 			YFAIL("yaml: an alias (a LAVA export has none)");
 			break;
 		case YAML_SCALAR_EVENT:
+			/* "\0" passes the raw text's NUL check; sget() would cut
+			 * the value there ("lava\0evil" read as lava) */
+			if (memchr(ev.data.scalar.value, '\0', ev.data.scalar.length)) {
+				YFAIL("%s: a NUL byte", depth > 0 && json_is_object(stack[depth - 1]) &&
+				      keys[depth - 1] ? keys[depth - 1] : "yaml");
+				break;
+			}
 			node = json_stringn((const char *)ev.data.scalar.value,
 					    ev.data.scalar.length);
 			if (!node)

@@ -846,6 +846,16 @@ static void test_export_bad_input(void **state)
 	expect_bad_export(wide->str, "export: results[0]: case: not a mapping");
 	expect_bad_export("a: b\n", "export: not a list of test cases");
 	expect_bad_export("", "export: empty");
+	/* a "\0" escape in a scalar, which sget() would cut there */
+	g_autofree char *n1 = subst(y, "suite: lava", "suite: \"lava\\0evil\"");
+	g_autofree char *n2 = subst(y, "name: perf-3.6__cpu-clock_3Au\n",
+				    "name: \"perf-3.6__cpu-clock_3Au\\0junk\"\n");
+	g_autofree char *n3 = subst(j, "definition: 0_pmucanary",
+				    "definition: \\\"0_pmucanary\\\\0x\\\"");
+
+	expect_bad_export(n1, "export:14: suite: a NUL byte");
+	expect_bad_export(n2, ": name: a NUL byte");
+	expect_bad_export(n3, "export: results[1]: metadata: definition: a NUL byte");
 	/* a NUL byte inside what the caller read */
 	g_autoptr(result_set) got = NULL;
 	bool infra;
