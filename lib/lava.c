@@ -696,7 +696,12 @@ static int count_get(struct collect *c, json_t *v, const char *field, long max, 
 		g_snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 		s = buf;
 	} else if (json_is_real(v)) {
-		g_snprintf(buf, sizeof(buf), "%.1f", json_real_value(v));
+		double d = json_real_value(v);
+
+		/* "%.1f" would round 1.96 into a count of 2 */
+		if (d > -1e15 && d < 1e15 && d != (double)(long long)d)
+			return cfail(c, field, "'%g' is not a whole count", d);
+		g_snprintf(buf, sizeof(buf), "%.1f", d);
 		s = buf;
 	} else if (json_is_string(v)) {
 		s = json_string_value(v);

@@ -825,6 +825,16 @@ static void test_export_bad_input(void **state)
 	expect_bad_export(t7, " of the job's 50 cases");
 	expect_bad_export(t8, "export: results[1]: metadata.definition: missing");
 	expect_bad_export(t9, ": result: 'unknown' is not pass, fail or skip");
+	/* a measurement as a JSON number: whole, or refused like "1.96" */
+	g_autofree char *r1 = subst(j, "\"measurement\":\"2.0000000000\"", "\"measurement\":2.0");
+	g_autofree char *r2 = subst(j, "\"measurement\":\"2.0000000000\"", "\"measurement\":1.96");
+	g_autoptr(result_set) r1_got = NULL;
+	bool r1_infra;
+
+	if (lava_collect_export(r1, strlen(r1), "export", NULL, 0, NULL, &r1_got, &r1_infra) < 0)
+		fail_msg("%s", pc_errmsg());
+	assert_cells_equal(set, r1_got);
+	expect_bad_export(r2, "export: results[5]: measurement: '1.96' is not a whole count");
 	expect_bad_export("{\"count\": 1, \"results\": [{\"name\": \"x\"", "export:1: json:");
 	expect_bad_export(deep, "export:1: json:");
 	g_free(deep);
