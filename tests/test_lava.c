@@ -380,8 +380,16 @@ static void test_collect_round_trip(void **state)
 		assert_int_equal(a->k, b->k);
 		assert_int_equal(a->n, b->n);
 		/* a REJECTED cell's message is the device's own */
+		/* the table gives REJECTED cells their message and changes no other */
+		assert_string_equal(b->profile, a->profile);
+		assert_string_equal(b->spec, a->spec);
+		assert_int_equal(b->outcome, a->outcome);
+		assert_int_equal(b->k, a->k);
+		assert_int_equal(b->n, a->n);
 		if (a->outcome == OUTCOME_REJECTED)
 			assert_string_equal(b->error, a->error);
+		else
+			assert_null(b->error);
 	}
 	/* a LAVA server's output.yaml: the same lines as a YAML sequence */
 	g_autoptr(GString) seq = g_string_new(NULL);
@@ -669,6 +677,15 @@ static const char *lava_str(const struct result_set *set, const char *key)
 	return json_string_value(json_object_get(json_object_get(set->extra, "lava"), key));
 }
 
+/* Replaces the first from in text by to. */
+static char *subst(const char *text, const char *from, const char *to)
+{
+	const char *p = strstr(text, from);
+
+	assert_non_null(p);
+	return g_strdup_printf("%.*s%s%s", (int)(p - text), text, to, p + strlen(from));
+}
+
 /* The export alone: the cells, and a fingerprint that says it is unknown. */
 static void test_export_alone(void **state)
 {
@@ -744,6 +761,19 @@ static void test_export_with_log_agrees(void **state)
 					     &got, &infra), -EINVAL);
 	if (!strstr(pc_errmsg(), "in job.log:") || !strstr(pc_errmsg(), "not in the export"))
 		fail_msg("%s", pc_errmsg());
+	/* the device's exit code and its run.json differ between the two */
+	g_autofree char *xex = subst(ex, "measurement: 0E-10", "measurement: '3.0000000000'");
+	g_autofree char *rex = subst(ex, "http://lab.example/r/run.json",
+				     "http://lab.example/r/other.json");
+
+	assert_int_equal(lava_collect_export(xex, strlen(xex), "export", log, strlen(log),
+					     "job.log", &got, &infra), -EINVAL);
+	if (!strstr(pc_errmsg(), "export: case pmucanary-exit: 3 in the export, 0 in job.log"))
+		fail_msg("%s", pc_errmsg());
+	assert_int_equal(lava_collect_export(rex, strlen(rex), "export", log, strlen(log),
+					     "job.log", &got, &infra), -EINVAL);
+	if (!strstr(pc_errmsg(), "export: case pmucanary-run-json: differs from job.log"))
+		fail_msg("%s", pc_errmsg());
 	/* a job that passed in the export and failed in the log */
 	g_autofree char *flog = make_log(set, "fail", true);
 
@@ -786,15 +816,6 @@ static void expect_bad_export(const char *ex, const char *says)
 	assert_null(got);
 	if (!strstr(pc_errmsg(), says))
 		fail_msg("'%s' lacks '%s'", pc_errmsg(), says);
-}
-
-/* Replaces the first from in text by to. */
-static char *subst(const char *text, const char *from, const char *to)
-{
-	const char *p = strstr(text, from);
-
-	assert_non_null(p);
-	return g_strdup_printf("%.*s%s%s", (int)(p - text), text, to, p + strlen(from));
 }
 
 static void test_export_bad_input(void **state)
