@@ -123,29 +123,41 @@ static bool rejected_msg_ok(const char *msg);
 /* A case carries no text: the messages of REJECTED cells travel in the
  * header, each distinct message once with the ids of its cells. Messages
  * the collector would refuse (too long, control bytes) and those past
- * LAVA_REJECTED_MSGS_MAX stay out; their cells come back without one. */
-static json_t *rejected_table(const struct result_set *set)
+ * LAVA_REJECTED_BYTES_MAX stay out: *left_out counts their cells. */
+static json_t *rejected_table(const struct result_set *set, size_t *left_out)
 {
 	g_autoptr(GHashTable) by_msg = g_hash_table_new(g_str_hash, g_str_equal);
 	json_t *tab = json_array();
+	size_t bytes = 0;
 
+	*left_out = 0;
 	for (guint i = 0; i < set->cells->len; i++) {
 		const struct cell *c = g_ptr_array_index(set->cells, i);
 		g_autofree char *id = NULL;
 		json_t *ids;
 
-		if (c->outcome != OUTCOME_REJECTED || !c->error || !rejected_msg_ok(c->error) ||
-		    !(id = lava_case_id(c->profile, c->spec)))
+		if (c->outcome != OUTCOME_REJECTED)
 			continue;
+		if (!c->error || !rejected_msg_ok(c->error) ||
+		    !(id = lava_case_id(c->profile, c->spec))) {
+			(*left_out)++;
+			continue;
+		}
 		ids = g_hash_table_lookup(by_msg, c->error);
+		/* what the entry adds to the JSON, quotes and commas counted */
+		if (bytes + strlen(id) + 3 + (ids ? 0 : strlen(c->error) + 24) >
+		    LAVA_REJECTED_BYTES_MAX) {
+			(*left_out)++;
+			continue;
+		}
 		if (!ids) {
-			if (json_array_size(tab) == LAVA_REJECTED_MSGS_MAX)
-				continue;
+			bytes += strlen(c->error) + 24;
 			ids = json_array();
 			json_array_append_new(tab, json_pack("{s:s,s:o}", "error", c->error,
 							     "cases", ids));
 			g_hash_table_insert(by_msg, c->error, ids);
 		}
+		bytes += strlen(id) + 3;
 		json_array_append_new(ids, json_string(id));
 	}
 	return tab;
@@ -158,16 +170,19 @@ static char *header_b64(const struct result_set *set)
 	json_t *root = results_to_json(set);
 	json_t *rej;
 	g_autofree char *text = NULL;
+	size_t left_out;
 
 	if (!root)
 		return NULL;
 	json_object_del(root, "cells");
 	json_object_del(root, "attrs");
-	rej = rejected_table(set);
+	rej = rejected_table(set, &left_out);
 	if (json_array_size(rej))
 		json_object_set_new(root, "lava_rejected", rej);
 	else
 		json_decref(rej);
+	if (left_out)
+		json_object_set_new(root, "lava_rejected_left_out", json_integer((json_int_t)left_out));
 	text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(root);
 	return text ? g_base64_encode((const guchar *)text, strlen(text)) : NULL;
@@ -185,6 +200,9 @@ int lava_cases_format(const struct result_set *set, const struct result_set *bas
 		return pc_fail(ENOMEM, "cannot encode the run's header");
 	len = strlen(b64);
 	chunks = (len + LAVA_HEADER_CHUNK - 1) / LAVA_HEADER_CHUNK;
+	if (chunks > LAVA_HEADER_CHUNKS_MAX)
+		return pc_fail(E2BIG, "the run's header is %zu lines of base64, more than the "
+			       "collector takes (%d)", chunks, LAVA_HEADER_CHUNKS_MAX);
 	for (size_t i = 0; i < chunks; i++)
 		g_string_append_printf(out, "pmucanary-header %zu/%zu %.*s\n", i + 1, chunks,
 				       LAVA_HEADER_CHUNK, b64 + i * LAVA_HEADER_CHUNK);
@@ -601,6 +619,7 @@ struct collect {
 	char *job_id;               /* an export's job */
 	char *run_json_url;         /* the device's run.json, when it POSTed it */
 	int exit_code;              /* -1: not reported */
+	json_int_t rejected_left_out; /* REJECTED cells the device sent no message of */
 };
 
 static void collect_init(struct collect *c, const char *name, bool is_export)
@@ -803,7 +822,7 @@ static int collect_header(struct collect *c, const char *msg)
 		return cfail(c, "msg", "header line without I/N");
 	p = end + 1;
 	total = strtoul(p, &end, 10);
-	if (end == p || *end != ' ' || total == 0 || total > 100000 || i == 0 || i > total)
+	if (end == p || *end != ' ' || total == 0 || total > LAVA_HEADER_CHUNKS_MAX || i == 0 || i > total)
 		return cfail(c, "msg", "header chunk %lu/%lu out of range", i, total);
 	if (c->hdr_total && total != c->hdr_total)
 		return cfail(c, "msg", "header chunk count %lu, was %zu", total, c->hdr_total);
@@ -891,9 +910,9 @@ static int collect_rejected(struct collect *c, json_t *tab)
 	json_t *e, *id;
 	size_t i, j;
 
-	if (!json_is_array(tab) || json_array_size(tab) > LAVA_REJECTED_MSGS_MAX)
-		return pc_fail(EINVAL, "%s: header: lava_rejected: not a list of at most %d "
-			       "messages", c->name, LAVA_REJECTED_MSGS_MAX);
+	/* the header's own bound (LAVA_HEADER_CHUNKS_MAX) bounds the table */
+	if (!json_is_array(tab))
+		return pc_fail(EINVAL, "%s: header: lava_rejected: not a list", c->name);
 	json_array_foreach(tab, i, e) {
 		const char *msg = sget(e, "error");
 		json_t *ids = json_object_get(e, "cases");
@@ -928,7 +947,7 @@ static int collect_header_set(struct collect *c, struct result_set **set)
 	g_autofree char *hname = g_strdup_printf("%s: header", c->name);
 	json_error_t jerr;
 	json_t *root = json_loads(txt, JSON_REJECT_DUPLICATES, &jerr);
-	json_t *rej;
+	json_t *rej, *left;
 	int ret;
 
 	if (!root || !json_is_object(root)) {
@@ -938,6 +957,16 @@ static int collect_header_set(struct collect *c, struct result_set **set)
 	}
 	rej = json_incref(json_object_get(root, "lava_rejected"));
 	json_object_del(root, "lava_rejected");
+	left = json_object_get(root, "lava_rejected_left_out");
+	if (left && (!json_is_integer(left) || json_integer_value(left) < 1 ||
+		     json_integer_value(left) > (json_int_t)c->cells->len)) {
+		json_decref(rej);
+		json_decref(root);
+		return pc_fail(EINVAL, "%s: header: lava_rejected_left_out: not a count of 1 to "
+			       "%u cells", c->name, c->cells->len);
+	}
+	c->rejected_left_out = left ? json_integer_value(left) : 0;
+	json_object_del(root, "lava_rejected_left_out");
 	json_object_set_new(root, "attrs", json_array());
 	json_object_set_new(root, "cells", json_array());
 	ret = results_from_json(root, hname, set);
@@ -1005,6 +1034,9 @@ static int collect_finish(struct collect *c, struct result_set **out, bool *infr
 	json_object_set_new(lava, "cases_reported", json_integer(c->cells->len));
 	if (c->run_json_url)
 		json_object_set_new(lava, "run_json", json_string(c->run_json_url));
+	if (c->rejected_left_out)
+		json_object_set_new(lava, "rejected_messages_left_out",
+				    json_integer(c->rejected_left_out));
 	if (!set->extra)
 		set->extra = json_object();
 	json_object_set_new(set->extra, "lava", lava);

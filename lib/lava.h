@@ -19,10 +19,12 @@
  * attrs and cells: fingerprint, kernel, accel, limitations, scenario) as
  * "pmucanary-header I/N BASE64" lines, and its own exit code as the case
  * "pmucanary-exit". The header also holds the messages of REJECTED cells
- * ("lava_rejected": [{error, cases: [ID...]}], at most
- * LAVA_REJECTED_MSGS_MAX distinct messages of LAVA_REJECTED_MSG_MAX
- * printable bytes), which a case cannot carry. With an artifact URL it POSTs its whole run.json
- * there and names it with lava-test-reference "pmucanary-run-json". */
+ * ("lava_rejected": [{error, cases: [ID...]}], messages of at most
+ * LAVA_REJECTED_MSG_MAX printable bytes, LAVA_REJECTED_BYTES_MAX of
+ * messages and ids in all; "lava_rejected_left_out": how many REJECTED
+ * cells come back without theirs), which a case cannot carry. With an
+ * artifact URL it POSTs its whole run.json there and names it with
+ * lava-test-reference "pmucanary-run-json". */
 #ifndef PMUCANARY_LAVA_H
 #define PMUCANARY_LAVA_H
 
@@ -35,7 +37,10 @@
 #define LAVA_HEADER_CHUNK 60      /* base64 characters per console line */
 #define LAVA_LOG_LINE_MAX (1 << 20)
 #define LAVA_LOG_LINES_MAX 10000000
-#define LAVA_REJECTED_MSGS_MAX 256
+#define LAVA_HEADER_CHUNKS_MAX 100000 /* 6 MB of base64 */
+/* perf's messages name the spec: a default probe has ~6000 distinct ones
+ * for ~8000 REJECTED cells, 0.7 MB with their ids */
+#define LAVA_REJECTED_BYTES_MAX (2 << 20)
 #define LAVA_REJECTED_MSG_MAX 1024
 #define LAVA_EXPORT_DEPTH_MAX 32  /* YAML nesting in a results export */
 /* ~30 a case: 250k cases (the default sweep is 140k). json_t costs up to
