@@ -160,7 +160,7 @@ static json_t *f_summary(void *ctx)
 static struct runner_guests fake_guests(struct fake *f)
 {
 	struct runner_guests g = { f, f_start, f_mark, f_judge, f_restart, f_selftest, f_stop, NULL,
-				    NULL };
+				    NULL, NULL };
 
 	return g;
 }
