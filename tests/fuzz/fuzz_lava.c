@@ -1,7 +1,9 @@
-/* The LAVA log collector (a lava-run log, or a server's output.yaml: text a
- * remote lab and its devices wrote). Properties: a failure leaves its
- * message; what is collected writes as a result file that reads back with
- * the same cells; an INFRA job has no cell; every cell's case id
+/* The LAVA collectors, each input through both: the log collector (a
+ * lava-run log, or a server's output.yaml) and the results-export collector
+ * (a server's /results/JOB/yaml, read with libyaml, or its REST API's
+ * JSON) -- text a remote lab and its devices wrote. Properties: a failure
+ * leaves its message; what is collected writes as a result file that reads
+ * back with the same cells; an INFRA job has no cell; every cell's case id
  * round-trips. */
 #include "fuzz.h"
 #include "lava.h"
@@ -14,21 +16,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check(int ret, struct result_set *set, bool infra)
 {
-	g_autoptr(result_set) set = NULL;
 	g_autoptr(result_set) back = NULL;
-	bool infra = false;
 	json_t *root;
-	int ret;
 
-	pc_errclear();
-	ret = lava_collect((const char *)data, size, "fuzz.log", &set, &infra);
 	FUZZ_ASSERT(ret == 0 || ret == -EINVAL);
 	if (ret < 0) {
 		FUZZ_ASSERT(set == NULL);
 		FUZZ_ASSERT_MESSAGE();
-		return 0;
+		return;
 	}
 	FUZZ_ASSERT(set != NULL);
 	FUZZ_ASSERT(!infra || set->cells->len == 0);
@@ -46,5 +43,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(results_from_json(root, "collected", &back) == 0);
 	FUZZ_ASSERT(back->cells->len == set->cells->len);
 	json_decref(root);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	g_autoptr(result_set) set = NULL;
+	g_autoptr(result_set) eset = NULL;
+	bool infra = false, einfra = false;
+	int ret;
+
+	pc_errclear();
+	ret = lava_collect((const char *)data, size, "fuzz.log", &set, &infra);
+	check(ret, set, infra);
+	pc_errclear();
+	ret = lava_collect_export((const char *)data, size, "fuzz.export", NULL, 0, NULL,
+				  &eset, &einfra);
+	check(ret, eset, einfra);
 	return 0;
 }
