@@ -42,7 +42,8 @@ work=$(mktemp -d /var/tmp/it_lava.XXXXXX)
 id0=$(( ($$ % 100000) * 10 + 1000000 ))
 cleanup() {
 	local t=/var/lib/lava/dispatcher/tmp
-	rm -rf "$work" "$t/$id0" "$t/$((id0 + 1))" "$t/$((id0 + 2))" "$t/$((id0 + 3))" "$t/$((id0 + 4))"
+	rm -rf "$work" "$t/$id0" "$t/$((id0 + 1))" "$t/$((id0 + 2))" "$t/$((id0 + 3))" "$t/$((id0 + 4))" \
+		"$t/$((id0 + 5))"
 }
 [ -n "${IT_LAVA_KEEP:-}" ] || trap cleanup EXIT
 fails=0
@@ -323,7 +324,7 @@ kill "$httpd" 2>/dev/null; wait "$httpd" 2>/dev/null
 # The wrapper adds a self-test harm, so that the run finds harm: a case
 # that fails, and a device whose pmucanary exits 1 (LAVA's run.sh has set -e).
 render devlab "{% set memory = 2048 %}" \
-	"{% set extra_options = ['-smp 2', '-cpu max,xsave=off', '-virtfs local,path=/,mount_tag=pcroot,security_model=none,readonly=on'] %}" ||
+	"{% set extra_options = ['-smp 1', '-cpu max,xsave=off', '-virtfs local,path=/,mount_tag=pcroot,security_model=none,readonly=on'] %}" ||
 	fail "rendering the lab device"
 "$bin" image >/dev/null || fail "pmucanary image (the nested guests' initramfs)"
 rl=$work/rdlab
@@ -394,13 +395,26 @@ profiles = perf-modern
 dwell = 1s
 confirm = 1
 EOF
+# The test takes about 2 min; 6 is its timeout
 "$bin" lava job --device-type qemu --kernel "file://$kernel" --ramdisk "file://$work/rdlab.cpio.gz" \
-	--pmucanary-path /usr/bin/pmucanary --scenario "$work/device-run.ini" --timeout 15 \
+	--pmucanary-path /usr/bin/pmucanary --scenario "$work/device-run.ini" --timeout 6 \
 	--job-name it-lava-scenario -o "$work/scenario.yaml" ||
 	fail "lava job (scenario) exited $?"
 lava scenario $((id0 + 4)) devlab
 "$bin" lava collect "$work/scenario.log" --json "$work/scenario.json" 2>"$work/scenario.err"
 rc=$?
+# An emulated device can stall its own kernel under a loaded host (with two
+# TCG CPUs: RCU stalls, a timer that never fired, in 3 of 8 runs here; so
+# the device has one): the LAVA job fails (timeout, an error type). That is
+# the emulated device, not pmucanary: run the job once more, and say so. A
+# job that finished and reported is never run again.
+if [ "$rc" = 125 ] && jq -e '.lava.error_type' "$work/scenario.json" >/dev/null 2>&1; then
+	echo "     the device failed ($(jq -r '"\(.lava.error_type): \(.lava.error_msg // "" | .[0:100])"' \
+		"$work/scenario.json")): once more"
+	lava scenario $((id0 + 5)) devlab
+	"$bin" lava collect "$work/scenario.log" --json "$work/scenario.json" 2>"$work/scenario.err"
+	rc=$?
+fi
 [ "$rc" = 1 ] && ok "a scenario on the device: collect exits 1 (harm)" ||
 	fail "scenario job: collect exited $rc: $(cat "$work/scenario.err")"
 [ "$(jq -r '[.cells[] | "\(.spec)=\(.outcome) \(.k // 0)/\(.n // 0)"] | sort | join(",")' "$work/scenario.json")" = \
