@@ -86,7 +86,7 @@ integration: all $(IT_BIN) $(HELPER_BIN)
 # full-sweep suites (cli_matrix_scale.sh, cli_matrix_text_scale.sh: 1 and
 # 2 min under ASan) run the same reader and writers as cli_matrix.sh and
 # cli_diff.sh, only on 140,000 cells; the reader is fuzzed under ASan.
-# it_lava (5-6 min of lava-run booting TCG devices, one with a nested
+# it_lava (3-4 min of lava-run booting TCG devices, one with a nested
 # guest): the job writer and the log collector run under ASan in
 # test_lava; what it adds is LAVA's engine.
 # it_smallkernel (3-5 min of guests, and a kernel build on a cold cache):
