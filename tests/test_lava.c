@@ -353,6 +353,21 @@ static char *make_log(const struct result_set *set, const char *job_result, bool
 	return make_log_rejected(set, job_result, with_cases, NULL);
 }
 
+static void assert_cells_equal(const struct result_set *a, const struct result_set *b)
+{
+	assert_int_equal(a->cells->len, b->cells->len);
+	for (guint i = 0; i < a->cells->len; i++) {
+		const struct cell *x = g_ptr_array_index(a->cells, i);
+		const struct cell *y = g_ptr_array_index(b->cells, i);
+
+		assert_string_equal(x->profile, y->profile);
+		assert_string_equal(x->spec, y->spec);
+		assert_int_equal(x->outcome, y->outcome);
+		assert_int_equal(x->k, y->k);
+		assert_int_equal(x->n, y->n);
+	}
+}
+
 static void test_collect_round_trip(void **state)
 {
 	g_autoptr(result_set) set = sample_set();
@@ -369,23 +384,13 @@ static void test_collect_round_trip(void **state)
 							      "vendor")), "AuthenticAMD");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(got->extra, "lava"),
 							      "run_json")), "http://lab.example/r/run.json");
-	assert_int_equal(got->cells->len, set->cells->len);
+	assert_cells_equal(set, got);
 	for (guint i = 0; i < set->cells->len; i++) {
 		const struct cell *a = g_ptr_array_index(set->cells, i);
 		const struct cell *b = g_ptr_array_index(got->cells, i);
 
-		assert_string_equal(a->profile, b->profile);
-		assert_string_equal(a->spec, b->spec);
-		assert_int_equal(a->outcome, b->outcome);
-		assert_int_equal(a->k, b->k);
-		assert_int_equal(a->n, b->n);
-		/* a REJECTED cell's message is the device's own */
-		/* the table gives REJECTED cells their message and changes no other */
-		assert_string_equal(b->profile, a->profile);
-		assert_string_equal(b->spec, a->spec);
-		assert_int_equal(b->outcome, a->outcome);
-		assert_int_equal(b->k, a->k);
-		assert_int_equal(b->n, a->n);
+		/* a REJECTED cell's message is the device's own; the table
+		 * gives no other cell one */
 		if (a->outcome == OUTCOME_REJECTED)
 			assert_string_equal(b->error, a->error);
 		else
@@ -655,21 +660,6 @@ static char *make_export(const struct result_set *set, const char *job_result, b
 	}
 	json_decref(results);
 	return g_strdup(y->str);
-}
-
-static void assert_cells_equal(const struct result_set *a, const struct result_set *b)
-{
-	assert_int_equal(a->cells->len, b->cells->len);
-	for (guint i = 0; i < a->cells->len; i++) {
-		const struct cell *x = g_ptr_array_index(a->cells, i);
-		const struct cell *y = g_ptr_array_index(b->cells, i);
-
-		assert_string_equal(x->profile, y->profile);
-		assert_string_equal(x->spec, y->spec);
-		assert_int_equal(x->outcome, y->outcome);
-		assert_int_equal(x->k, y->k);
-		assert_int_equal(x->n, y->n);
-	}
 }
 
 static const char *lava_str(const struct result_set *set, const char *key)
