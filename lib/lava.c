@@ -840,6 +840,19 @@ static int collect_header(struct collect *c, const char *msg)
 	return 0;
 }
 
+/* The case "job" of LAVA's own suite: the job's result, and its error type
+ * and message when it failed (meta: the log's msg, or an export's metadata). */
+static int collect_job_result(struct collect *c, const char *field, const char *result,
+			      json_t *meta)
+{
+	if (c->job_result_s)
+		return cfail(c, field, "the job's result twice");
+	c->job_result_s = g_strdup(result);
+	c->job_error_type = g_strdup(sget(meta, "error_type"));
+	c->job_error_msg = g_strdup(sget(meta, "error_msg"));
+	return 0;
+}
+
 static int collect_line(struct collect *c, const char *line, size_t n)
 {
 	g_autofree char *text = NULL;
@@ -870,15 +883,9 @@ static int collect_line(struct collect *c, const char *line, size_t n)
 
 		if (!json_is_object(msg) || !def || !cs || !res)
 			ret = cfail(c, "msg", "a result without definition, case or result");
-		else if (!strcmp(def, "lava") && !strcmp(cs, "job")) {
-			if (c->job_result_s) {
-				json_decref(root);
-				return cfail(c, "msg.case", "the job's result twice");
-			}
-			c->job_result_s = g_strdup(res);
-			c->job_error_type = g_strdup(sget(msg, "error_type"));
-			c->job_error_msg = g_strdup(sget(msg, "error_msg"));
-		} else if (strcmp(def, "lava") && g_str_has_suffix(def, "_pmucanary")) {
+		else if (!strcmp(def, "lava") && !strcmp(cs, "job"))
+			ret = collect_job_result(c, "msg.case", res, msg);
+		else if (strcmp(def, "lava") && g_str_has_suffix(def, "_pmucanary")) {
 			ret = collect_case(c, msg, cs, res);
 		}
 	} else if (!strcmp(lvl, "target") && json_is_string(msg) &&
@@ -1282,15 +1289,8 @@ static int export_case(struct collect *c, json_t *it, bool rest)
 	}
 	if (!strcmp(suite, "lava")) {
 		ret = 0;
-		if (!strcmp(name, "job")) {
-			if (c->job_result_s)
-				ret = cfail(c, "name", "the job's result twice");
-			else {
-				c->job_result_s = g_strdup(result);
-				c->job_error_type = g_strdup(sget(meta, "error_type"));
-				c->job_error_msg = g_strdup(sget(meta, "error_msg"));
-			}
-		}
+		if (!strcmp(name, "job"))
+			ret = collect_job_result(c, "name", result, meta);
 		json_decref(owned);
 		return ret;
 	}
