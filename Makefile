@@ -36,8 +36,12 @@ AGENT    := $(BUILD)/guest-images/pmucanary-agent
 
 # `kernel = small` runs kernel-build.sh on the fragment beside the binary.
 SMALLK   := $(BUILD)/guest-images/kernel-build.sh $(BUILD)/guest-images/kconfig/guest-small.config
+# `lab --kernel replay:NAME` runs it on the lab-host fragment with the
+# replay patches beside the binary.
+REPLAY   := $(BUILD)/guest-images/kconfig/lab-host.config \
+            $(patsubst %,$(BUILD)/%,$(sort $(wildcard guest-images/replay/*.patch)))
 
-all: $(BUILD)/pmucanary $(AGENT) $(SMALLK)
+all: $(BUILD)/pmucanary $(AGENT) $(SMALLK) $(REPLAY)
 
 $(BUILD)/guest-images/%: guest-images/%
 	@mkdir -p $(dir $@)

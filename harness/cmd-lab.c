@@ -2,6 +2,7 @@
  * under test, the harness inside, nested KVM guests (see lib/lab.h). */
 #include "commands.h"
 #include "kernel.h"
+#include "replay.h"
 #include "lab.h"
 #include "log.h"
 #include "scenario.h"
@@ -87,6 +88,27 @@ static void show_progress(void *ctx, const struct lab_progress *p)
 	fflush(stderr);
 }
 
+/* --list-replays: one block per replay kernel, from the patches' headers. */
+static int print_replays(void)
+{
+	g_autofree char *dir = replay_dir();
+	g_autoptr(GPtrArray) list = NULL;
+
+	if (replay_list(dir, &list)) {
+		fprintf(stderr, "pmucanary lab: %s\n", pc_errmsg());
+		return EXIT_INFRA;
+	}
+	printf("Replay kernels: the lab-host kernel (Debian's linux-source-6.1) with one or\n"
+	       "more of these patches; `--kernel replay:NAME[+NAME...][:LABEL]` builds one\n"
+	       "(cached) and boots it as a lab host; replay:" REPLAY_STOCK " has none. From %s.\n", dir);
+	for (guint i = 0; i < list->len; i++) {
+		const struct replay *r = list->pdata[i];
+
+		printf("\n%s\n  replays: %s\n  rule:    %s\n  harm:    %s\n", r->name, r->replays,
+		       r->rule, r->harm);
+	}
+	return 0;
+}
 
 int cmd_lab(int argc, char **argv)
 {
@@ -94,15 +116,17 @@ int cmd_lab(int argc, char **argv)
 	g_autofree char *base = NULL, *results = NULL, *uri = NULL, *selftest = NULL;
 	g_autofree char *scenario_path = NULL, *memory = NULL;
 	g_auto(GStrv) bins = NULL;
-	gboolean tcg = FALSE, verbose_inner = FALSE;
+	gboolean tcg = FALSE, verbose_inner = FALSE, list_replays = FALSE;
 	g_autofree char *vcpus_opt = NULL;
 	int vcpus = 0;
 	GOptionEntry entries[] = {
 		{ "kernel", 'k', 0, G_OPTION_ARG_CALLBACK, (void *)on_kernel_opt,
 		  "a kernel under test (repeatable; the first is the base unless --base): a "
 		  "bzImage/vmlinuz path, an installed release (/boot/vmlinuz-R with "
-		  "/lib/modules/R), or a linux-image-*.deb; :NAME names it (default: its "
-		  "release). Two builds of one release need names", "KERNEL[:NAME]" },
+		  "/lib/modules/R), a linux-image-*.deb, or replay:NAME[+NAME...] (a replay "
+		  "kernel, built and cached: see --list-replays; replay:stock has no replay); "
+		  ":NAME names it (default: its release; for a replay, its list). Two builds "
+		  "of one release need names", "KERNEL[:NAME]" },
 		{ "modules", 0, 0, G_OPTION_ARG_CALLBACK, (void *)on_kernel_opt,
 		  "the modules directory (lib/modules/R) of the --kernel before it", "DIR" },
 		{ "config", 0, 0, G_OPTION_ARG_CALLBACK, (void *)on_kernel_opt,
@@ -129,6 +153,9 @@ int cmd_lab(int argc, char **argv)
 		  "vCPUs per lab host, 1..64 (default: online CPUs, at least 2)", "N" },
 		{ "inner-verbose", 0, 0, G_OPTION_ARG_NONE, &verbose_inner,
 		  "the runs inside log progress details to NAME/inner.log", NULL },
+		{ "list-replays", 0, 0, G_OPTION_ARG_NONE, &list_replays,
+		  "list the replay kernels (real PMU bugs' shapes on a software PMU) and exit",
+		  NULL },
 		{ NULL }
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("[SCENARIO]");
@@ -163,6 +190,10 @@ int cmd_lab(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	code = EXIT_USAGE;
+	if (list_replays) {
+		code = print_replays();
+		goto out;
+	}
 	if (argc > 2) {
 		fprintf(stderr, "pmucanary lab: one SCENARIO at most (see pmucanary lab --help)\n");
 		goto out;

@@ -249,44 +249,75 @@ unsigned int image_guest_config_lacks(const char *text, GPtrArray **missing)
 	return m->len;
 }
 
-int image_small_kernel(char **path)
+char *image_guest_images_dir(void)
 {
 	g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
-	g_autofree char *dir = NULL, *script = NULL, *frag = NULL, *root = NULL, *cache = NULL;
+	g_autofree char *dir = NULL;
+
+	if (!exe)
+		return NULL;
+	dir = g_path_get_dirname(exe);
+	return g_build_filename(dir, "guest-images", NULL);
+}
+
+int image_build_kernel(const char *who, const char *fragment, const char *const *patches,
+		       char **path)
+{
+	g_autofree char *gi = image_guest_images_dir();
+	g_autofree char *script = NULL, *frag = NULL, *root = NULL, *cache = NULL;
 	g_autofree char *out = NULL, *err = NULL;
+	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GError) gerr = NULL;
 	int status = 0;
 
-	if (!exe)
-		return pc_fail(ENOENT, "small guest kernel: cannot read /proc/self/exe");
-	dir = g_path_get_dirname(exe);
-	script = g_build_filename(dir, "guest-images", "kernel-build.sh", NULL);
-	frag = g_build_filename(dir, "guest-images", "kconfig", "guest-small.config", NULL);
+	if (!gi)
+		return pc_fail(ENOENT, "%s: cannot read /proc/self/exe", who);
+	script = g_build_filename(gi, "kernel-build.sh", NULL);
+	frag = g_build_filename(gi, "kconfig", fragment, NULL);
 	if (access(script, R_OK) < 0 || access(frag, R_OK) < 0)
-		return pc_fail(ENOENT, "small guest kernel: no %s or %s (make all puts them "
-			       "beside pmucanary)", script, frag);
+		return pc_fail(ENOENT, "%s: no %s or %s (make all puts them beside pmucanary)",
+			       who, script, frag);
 	root = image_cache_root();
 	cache = g_build_filename(root, "kernels", NULL);
-	const char *argv[] = { "bash", script, "--cache", cache, frag, NULL };
+	g_ptr_array_add(argv, g_strdup("bash"));
+	g_ptr_array_add(argv, g_strdup(script));
+	g_ptr_array_add(argv, g_strdup("--cache"));
+	g_ptr_array_add(argv, g_strdup(cache));
+	for (size_t i = 0; patches && patches[i]; i++) {
+		g_ptr_array_add(argv, g_strdup("--patch"));
+		g_ptr_array_add(argv, g_strdup(patches[i]));
+	}
+	g_ptr_array_add(argv, g_strdup(frag));
+	g_ptr_array_add(argv, NULL);
 
-	pc_info("small guest kernel: kernel-build.sh %s (a cache hit is instant; a cold "
-		"build takes minutes)", frag);
-	if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err,
-			  &status, &gerr))
-		return pc_fail(EIO, "small guest kernel: cannot run bash: %s", gerr->message);
+	pc_info("%s: kernel-build.sh %s (a cache hit is instant; a cold build takes minutes)",
+		who, frag);
+	if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out,
+			  &err, &status, &gerr))
+		return pc_fail(EIO, "%s: cannot run bash: %s", who, gerr->message);
 	if (!g_spawn_check_wait_status(status, NULL)) {
 		/* kernel-build.sh ends with its reason ("error: ...") */
 		g_auto(GStrv) lines = g_strsplit(g_strstrip(err), "\n", -1);
 		guint n = g_strv_length(lines);
 
-		return pc_fail(EIO, "small guest kernel: %s failed: %s", script,
-			       n ? lines[n - 1] : "no message");
+		return pc_fail(EIO, "%s: %s failed: %s", who, script, n ? lines[n - 1] : "no message");
 	}
 	g_strstrip(out);
 	if (!*out || strchr(out, '\n'))
-		return pc_fail(EIO, "small guest kernel: %s printed no single path", script);
-	if (image_kernel_check(out, "small guest kernel") < 0)
+		return pc_fail(EIO, "%s: %s printed no single path", who, script);
+	if (image_kernel_check(out, who) < 0)
 		return -EIO;
+	*path = g_steal_pointer(&out);
+	return 0;
+}
+
+int image_small_kernel(char **path)
+{
+	g_autofree char *out = NULL;
+	int e;
+
+	if ((e = image_build_kernel("small guest kernel", "guest-small.config", NULL, &out)))
+		return e;
 	/* kernel-build.sh keeps the final .config beside the bzImage: a
 	 * fragment edited without what the agent needs fails here, not as a
 	 * guest that never sends a heartbeat */

@@ -107,6 +107,20 @@ void image_remove_tree(const char *path);
 /* <image_cache_root()>/images. */
 char *image_default_cache_dir(void);
 
+/* <dir of /proc/self/exe>/guest-images (the Makefile copies the agent,
+ * kernel-build.sh, the kconfig fragments and the replay patches there);
+ * NULL when /proc/self/exe cannot be read. */
+char *image_guest_images_dir(void);
+/* Builds, or finds in <image_cache_root()>/kernels, a kernel from Debian's
+ * linux-source-6.1: guest-images/kernel-build.sh with
+ * guest-images/kconfig/FRAGMENT and the patches in order (NULL-terminated,
+ * may be NULL). who starts every message. Sets *path (the cached bzImage)
+ * and returns 0, or -ENOENT (script or fragment missing) / -EIO (the build
+ * failed, with the last line kernel-build.sh printed). A cold build takes
+ * minutes (told through pc_info first). */
+int image_build_kernel(const char *who, const char *fragment, const char *const *patches,
+		       char **path);
+
 /* The small guest kernel: what `[fleet] kernel = small` and `--kernel
  * small` name (a file called "small" is given as ./small). */
 #define IMAGE_SMALL_KERNEL "small"

@@ -4,6 +4,7 @@
 #include "image.h"
 #include "infile.h"
 #include "log.h"
+#include "replay.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -31,6 +32,7 @@ static const char *const source_names[KERNEL_SOURCE_COUNT] = {
 	[KERNEL_SOURCE_IMAGE] = "image",
 	[KERNEL_SOURCE_RELEASE] = "release",
 	[KERNEL_SOURCE_DEB] = "deb",
+	[KERNEL_SOURCE_REPLAY] = "replay",
 };
 
 const char *kernel_source_name(enum kernel_source s)
@@ -1041,14 +1043,32 @@ int kernel_resolve(const char *spec, const struct kernel_opts *opts, struct kern
 	if (!spec || !spec[0])
 		return pc_fail(EINVAL, "--kernel: empty argument");
 	who = g_strdup_printf("--kernel %s", spec);
-	if ((ret = spec_split(spec, boot_dir, &k->arg, &name)) < 0)
+	if (g_str_has_prefix(spec, REPLAY_PREFIX) && !g_file_test(spec, G_FILE_TEST_EXISTS)) {
+		/* replay:LIST[:NAME]: LIST has no ':', so the NAME is what follows one */
+		const char *list = spec + strlen(REPLAY_PREFIX), *colon = strchr(list, ':');
+
+		k->arg = colon ? g_strndup(spec, (gsize)(colon - spec)) : g_strdup(spec);
+		if (colon && !name_valid(colon + 1))
+			return pc_fail(EINVAL, "--kernel %s: bad NAME \"%s\" (1..%d characters of "
+				       "A-Z a-z 0-9 _ . + -, not . or ..)", spec, colon + 1,
+				       KERNEL_NAME_MAX);
+		name = g_strdup(colon ? colon + 1 : list);
+		if (!name_valid(name)) /* the LIST itself; replay_kernel says what is wrong */
+			g_clear_pointer(&name, g_free);
+	} else if ((ret = spec_split(spec, boot_dir, &k->arg, &name)) < 0) {
 		return ret;
+	}
 	if (o->modules_dir && !g_file_test(o->modules_dir, G_FILE_TEST_IS_DIR))
 		return pc_fail(EINVAL, "--modules %s: %s", o->modules_dir,
 			       g_file_test(o->modules_dir, G_FILE_TEST_EXISTS) ? "not a directory" :
 			       "no such directory");
 
-	if (g_str_has_suffix(k->arg, ".deb")) {
+	if (g_str_has_prefix(k->arg, REPLAY_PREFIX) && !g_file_test(spec, G_FILE_TEST_EXISTS)) {
+		k->source = KERNEL_SOURCE_REPLAY;
+		if ((ret = replay_kernel(k->arg + strlen(REPLAY_PREFIX), &k->image)) < 0)
+			return ret;
+		image_who = g_strdup_printf("%s: %s", who, k->image);
+	} else if (g_str_has_suffix(k->arg, ".deb")) {
 		g_autofree char *cache = o->cache_dir ? g_strdup(o->cache_dir) :
 						       kernel_default_cache_dir();
 		g_autofree char *mdir = NULL;

@@ -24,6 +24,12 @@
  *                  (KERNEL_SOURCE_IMAGE). Modules: opts->modules_dir, else
  *                  <modules_root>/<release> when that directory exists (an
  *                  image copied from /boot), else none.
+ *   replay:LIST    a replay kernel (KERNEL_SOURCE_REPLAY, replay.h): the
+ *                  lab-host kernel with guest-images/replay/NAME.patch for
+ *                  each NAME of LIST (NAME+NAME..., or "stock" for none),
+ *                  built or found cached by kernel-build.sh. Its NAME is
+ *                  what follows the next ':', else LIST. A file of that
+ *                  name wins (it is a path).
  *   R              an installed release (KERNEL_SOURCE_RELEASE):
  *                  <boot_dir>/vmlinuz-R, modules <modules_root>/R (none when
  *                  absent).
@@ -85,9 +91,10 @@ enum kernel_source {
 	KERNEL_SOURCE_IMAGE,
 	KERNEL_SOURCE_RELEASE,
 	KERNEL_SOURCE_DEB,
+	KERNEL_SOURCE_REPLAY,
 	KERNEL_SOURCE_COUNT
 };
-const char *kernel_source_name(enum kernel_source s); /* "image", "release", "deb" */
+const char *kernel_source_name(enum kernel_source s); /* "image", "release", "deb", "replay" */
 
 struct kernel_opts {
 	const char *modules_dir;  /* --modules DIR; NULL: per form, see above */

@@ -100,6 +100,21 @@ check bad-selftest 2 "--selftest-harm cpu-clock=melt" \
 	lab --kernel "$vmlinuz" --selftest-harm cpu-clock=melt
 check bad-scenario 2 "$tmp/nope.ini" "$bin" lab --results "$results" --kernel "$vmlinuz" "$tmp/nope.ini"
 check help 0 "" "$bin" lab --help
+# Replay kernels: a bad LIST or NAME is refused before anything builds.
+check replay-unknown 2 "--kernel replay:pebs-2013: no replay \"pebs-2013\" (there are: stock," \
+	lab --kernel replay:pebs-2013
+check replay-empty 2 "--kernel replay:: name a replay" lab --kernel replay:
+check replay-twice 2 "host-hang given twice" lab --kernel replay:host-hang+host-hang:x
+check replay-stock-plus 2 "\"stock\" is the kernel without replays" lab --kernel replay:stock+host-hang
+check replay-bad-name 2 "--kernel replay:stock:bad/name: bad NAME \"bad/name\"" \
+	lab --kernel replay:stock:bad/name
+check list-replays 0 "" "$bin" lab --list-replays
+# The five shipped replays, as README names them, and what each stands for.
+listed=$("$bin" lab --list-replays | grep -E '^[a-z0-9-]+$' | tr '\n' ' ')
+[ "$listed" = "guest-only-precise-2025 host-hang host-panic pebs-2012-fix pebs-2012-harm " ] &&
+	echo "ok   --list-replays lists the five replays" || { echo "FAIL --list-replays lists: $listed"; fail=1; }
+"$bin" lab --list-replays | grep -A3 '^pebs-2012-harm$' | grep -q "rule: *cpu-clock with precise_ip > 0 and exclude_guest = 0" &&
+	echo "ok   --list-replays says pebs-2012-harm's rule" || { echo "FAIL --list-replays without pebs-2012-harm's rule"; fail=1; }
 "$bin" lab --help | grep -q -- "--kernel=KERNEL\[:NAME\]" || { echo "FAIL help lists --kernel"; fail=1; }
 
 # Nothing booted, nothing created.

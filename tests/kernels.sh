@@ -3,7 +3,7 @@
 # guest-images/kernel-build.sh):
 #
 #   base:    guest-images/kconfig/lab-host.config
-#   patched: the same + tests/data/kernel/perf-abi-cpu-clock-precise.patch
+#   patched: the same + guest-images/replay/pebs-2012-fix.patch
 #            (cpu-clock with precise_ip and without exclude_guest gives
 #            EOPNOTSUPP: the 2012 pattern on a software PMU)
 #
@@ -23,7 +23,7 @@ test_kernels_build() {
 	top=${PMUCANARY_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 	kb=$top/guest-images/kernel-build.sh
 	frag=$top/guest-images/kconfig/lab-host.config
-	patch=$top/tests/data/kernel/perf-abi-cpu-clock-precise.patch
+	patch=$top/guest-images/replay/pebs-2012-fix.patch
 	local f
 	for f in "$kb" "$frag" "$patch"; do
 		if [ ! -f "$f" ]; then
