@@ -2,10 +2,15 @@
 # lab-host test kernels (built from Debian's linux-source-6.1, cached by
 # guest-images/kernel-build.sh):
 #
-#   base:    guest-images/kconfig/lab-host.config
-#   patched: the same + guest-images/replay/pebs-2012-fix.patch
-#            (cpu-clock with precise_ip and without exclude_guest gives
-#            EOPNOTSUPP: the 2012 pattern on a software PMU)
+#   base:    guest-images/kconfig/lab-host.config (= replay:stock)
+#   patched: the same + guest-images/replay/pebs-2012-harm.patch +
+#            guest-images/replay/pebs-2012-fix.patch (= replay:pebs-2012-harm+
+#            pebs-2012-fix, the "3.7 kernel"): cpu-clock with precise_ip and
+#            without exclude_guest gives EOPNOTSUPP, the 2012 pattern on a
+#            software PMU. The harm patch acts only on attrs the fix refuses,
+#            so the one visible change is the ABI one; it_lab_replay.sh
+#            builds the same kernel through `lab --kernel replay:...`, from
+#            the same cache entry.
 #
 # Usage:
 #   . "$PMUCANARY_TOP/tests/kernels.sh"
@@ -15,17 +20,18 @@
 # test_kernels_build exports PMUCANARY_LAB_KERNEL_BASE and
 # PMUCANARY_LAB_KERNEL_PATCHED (absolute bzImage paths). It writes nothing to
 # stdout; progress and errors go to stderr; it returns non-zero on failure.
-# Cached: well under a second when both exist. Cold: one full build (~8 min
+# Cached: well under a second when both exist. Cold: one full build (5-10 min
 # on 2 cores) plus one incremental build (~1 min).
 
 test_kernels_build() {
-	local top kb frag patch base patched
+	local top kb frag harm patch base patched
 	top=${PMUCANARY_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 	kb=$top/guest-images/kernel-build.sh
 	frag=$top/guest-images/kconfig/lab-host.config
+	harm=$top/guest-images/replay/pebs-2012-harm.patch
 	patch=$top/guest-images/replay/pebs-2012-fix.patch
 	local f
-	for f in "$kb" "$frag" "$patch"; do
+	for f in "$kb" "$frag" "$harm" "$patch"; do
 		if [ ! -f "$f" ]; then
 			echo "test_kernels_build: missing $f" >&2
 			return 1
@@ -35,7 +41,7 @@ test_kernels_build() {
 		echo "test_kernels_build: building the base lab-host kernel failed" >&2
 		return 1
 	fi
-	if ! patched=$(bash "$kb" "$@" --patch "$patch" "$frag"); then
+	if ! patched=$(bash "$kb" "$@" --patch "$harm" --patch "$patch" "$frag"); then
 		echo "test_kernels_build: building the patched lab-host kernel failed" >&2
 		return 1
 	fi
