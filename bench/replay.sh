@@ -43,4 +43,5 @@ for k in fixed crash eopnotsupp; do
 		"$(awk -v a="$total" -v b="$base" 'BEGIN { print a / b }')" "$rounds" "$harmful"
 done
 echo
-sed -n '1,60p' "$lab/matrix.txt"
+# The merged matrix without the evidence lines (console tails: long).
+grep -v '^      evidence: ' "$lab/matrix.txt"

@@ -269,6 +269,7 @@ int image_build_kernel(const char *who, const char *fragment, const char *const 
 	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GError) gerr = NULL;
 	int status = 0;
+	bool tty;
 
 	if (!gi)
 		return pc_fail(ENOENT, "%s: cannot read /proc/self/exe", who);
@@ -292,15 +293,19 @@ int image_build_kernel(const char *who, const char *fragment, const char *const 
 
 	pc_info("%s: kernel-build.sh %s (a cache hit is instant; a cold build takes minutes)",
 		who, frag);
+	/* On a terminal a cold build's minutes show kernel-build.sh's own
+	 * progress lines; elsewhere (CI, logs) they are kept for the error. */
+	tty = isatty(STDERR_FILENO);
 	if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out,
-			  &err, &status, &gerr))
+			  tty ? NULL : &err, &status, &gerr))
 		return pc_fail(EIO, "%s: cannot run bash: %s", who, gerr->message);
 	if (!g_spawn_check_wait_status(status, NULL)) {
 		/* kernel-build.sh ends with its reason ("error: ...") */
-		g_auto(GStrv) lines = g_strsplit(g_strstrip(err), "\n", -1);
+		g_auto(GStrv) lines = g_strsplit(err ? g_strstrip(err) : "", "\n", -1);
 		guint n = g_strv_length(lines);
 
-		return pc_fail(EIO, "%s: %s failed: %s", who, script, n ? lines[n - 1] : "no message");
+		return pc_fail(EIO, "%s: %s failed: %s", who, script,
+			       n ? lines[n - 1] : "its messages are above");
 	}
 	g_strstrip(out);
 	if (!*out || strchr(out, '\n'))
