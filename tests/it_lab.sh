@@ -39,7 +39,8 @@ mods=$(sed -n 's/^modifiers = //p' "$scenario" | tr -d ' ' | tr ';' ' ')
 #  - perf 3.6, tools/perf/util/parse-events.c parse_events__modifier_event():
 #    p counts precise_ip and sets nothing else; G sets exclude_host, H
 #    exclude_guest (exclude_GH); no modifier at all keeps event_attr_init()'s
-#    exclude_guest = !perf_guest (1 for record), any u/k/h modifier clears it.
+#    exclude_guest = !perf_guest (1 for record); any modifier string
+#    starts from zeroed bits (get_event_modifier() with no evsel).
 #  - perf 3.7 (1342798cc13e): p also sets exclude_guest unless G or H is
 #    given anywhere in the modifiers.
 #  - today's perf: p sets nothing (exclude_guest by default is gone); on
