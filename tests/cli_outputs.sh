@@ -220,7 +220,10 @@ for p in "probe-json|\"cells\"" "matrix-html|</html>" "diff-junit|</testsuites>"
 	name=${p%%|*}
 	printf 'previous\n' >"$tmp/log-$name"
 	cmdline "$name" /dev/stdout
-	timeout 300 "$bin" "${argv[@]}" >>"$tmp/log-$name" 2>"$tmp/err" || true
+	rc=0
+	timeout 300 "$bin" "${argv[@]}" >>"$tmp/log-$name" 2>"$tmp/err" || rc=$?
+	# each of these commands exits 0 writing a plain file (no harm, no regression)
+	check "$name to /dev/stdout >>log: exit 0 (got $rc: $(head -c 200 "$tmp/err"))" [ "$rc" -eq 0 ]
 	check "$name to /dev/stdout >>log: the log keeps its first line" \
 		[ "$(head -n 1 "$tmp/log-$name")" = previous ]
 	check "$name to /dev/stdout >>log: the log got the document" grep -q "${p#*|}" "$tmp/log-$name"
@@ -243,7 +246,9 @@ done
 echo previous >"$tmp/umask/out"
 chmod 640 "$tmp/umask/out"
 cmdline probe-json "$tmp/umask/out"
-(umask 002 && timeout 300 "$bin" "${argv[@]}" >"$tmp/null" 2>"$tmp/err") || true
+rc=0
+(umask 002 && timeout 300 "$bin" "${argv[@]}" >"$tmp/null" 2>"$tmp/err") || rc=$?
+check "probe-json over an existing file: exit 0 (got $rc)" [ "$rc" -eq 0 ]
 check "probe-json, umask 002: an existing 640 file stays 640" \
 	[ "$(stat -c %a "$tmp/umask/out")" = 640 ]
 
