@@ -32,6 +32,7 @@ struct fake {
 	/* The Nth judge gets SIGTERM (fleet_signals_install'd) and judges in
 	 * haste, as a heartbeat wait cut short by it would: GUEST_HANG. */
 	int signal_at_judge;
+	bool signal_at_restart; /* the restart before a batch gets SIGTERM */
 	bool harm_baseline;
 	/* What was armed, seen from outside the runner: at each mark the
 	 * journal's last line must be the batch's "arm" line (the journal is
@@ -145,7 +146,11 @@ static int f_judge(void *ctx, enum outcome *o, json_t **verdicts)
 
 static int f_restart(void *ctx)
 {
-	((struct fake *)ctx)->restarts++;
+	struct fake *f = ctx;
+
+	f->restarts++;
+	if (f->signal_at_restart)
+		raise(SIGTERM);
 	return 0;
 }
 
@@ -814,6 +819,52 @@ static void test_signal_leaves_batch_unjudged(void **state)
 	fake_clear(&f2);
 }
 
+/* SIGTERM between batches (during the restart after a harmful one): the
+ * next batch is not armed at all, and the run stops saying why. */
+static void test_signal_before_batch_arms_nothing(void **state)
+{
+	struct fixture *fx = armed_fixture(state);
+	struct fake f = { .signal_at_restart = true };
+	struct runner_guests g = fake_guests(&f);
+	struct runner_opts o = opts_for(fx);
+	g_autoptr(journal_replay) jr = NULL;
+	g_autofree char *run_dir = NULL;
+	const struct journal_batch *b;
+	int status;
+	pid_t pid;
+
+	o.selftest_spec = "page-faults:k";
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct runner_report rep;
+
+		fleet_signals_install();
+		if (runner_run(&o, &g, &rep))
+			_exit(3);
+		if (rep.verdict != RUNNER_VERDICT_INFRA || !rep.why ||
+		    !strstr(rep.why, "interrupted by signal 15 before batch")) {
+			fprintf(stderr, "verdict %s: %s\n", runner_verdict_name(rep.verdict),
+				rep.why ? rep.why : "");
+			_exit(4);
+		}
+		_exit(f.restarts == 1 ? 0 : 5);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	run_dir = only_run_dir(fx->dir);
+	assert_int_equal(journal_read(run_dir, &jr), 0);
+	/* the harmful batch was judged before the signal; nothing after it */
+	assert_true(jr->batches->len >= 1);
+	b = jr->batches->pdata[jr->batches->len - 1];
+	if (!b->judged || !strcmp(b->outcome, "OK"))
+		fail_msg("the last batch armed, %u, is %s: want the harmful one before the signal",
+			 b->id, b->judged ? b->outcome : "not judged");
+	assert_null(journal_replay_open_batch(jr));
+}
+
 static void test_bad_input(void **state)
 {
 	struct fixture *fx = *state;
@@ -847,6 +898,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_baseline_harm_is_infra, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resume_hostile_load_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_signal_leaves_batch_unjudged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_signal_before_batch_arms_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 	};
 
