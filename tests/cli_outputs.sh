@@ -129,6 +129,19 @@ for p in "${producers[@]}"; do
 	check "$name: existing file keeps its mode" [ "$(stat -c %a "$tmp/old-$name/out")" = 600 ]
 	check "$name: existing file: no temporary file left" only "$tmp/old-$name" "link out "
 
+	# A symlink to nothing (what /dev/stdout is with stdout closed): bad
+	# input, said in one line naming it; the link stays, nothing created.
+	mkdir "$tmp/dangling-$name"
+	ln -s missing "$tmp/dangling-$name/link"
+	cmdline "$name" "$tmp/dangling-$name/link"
+	pmc
+	check "$name: dangling symlink: exit 2 (got $rc)" [ "$rc" -eq 2 ]
+	check "$name: dangling symlink: the message names it" \
+		names "$tmp/dangling-$name/link: a symbolic link to missing, which does not exist"
+	check "$name: dangling symlink: one line" [ "$(wc -l <"$tmp/err")" -eq 1 ]
+	check "$name: dangling symlink: still a link, nothing created" \
+		eval '[ -L "$tmp/dangling-$name/link" ] && only "$tmp/dangling-$name" "link "'
+
 	# Our own null device: written to, still a character device.
 	cmdline "$name" "$tmp/null"
 	pmc
