@@ -2,7 +2,7 @@
 # `make check` builds with -Werror and runs the unit and integration suites;
 # `make check SANITIZE=1` does the same under ASan+UBSan.
 CC      ?= cc
-PKGS    := libvirt glib-2.0 jansson libarchive libguestfs yaml-0.1
+PKGS    := libvirt glib-2.0 jansson libarchive libguestfs yaml-0.1 zlib
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter \
            -D_GNU_SOURCE -Ilib $(shell pkg-config --cflags $(PKGS))
