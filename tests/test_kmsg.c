@@ -178,7 +178,9 @@ static void test_watch_private_log(void **state)
 	assert_int_equal(hits->len, 1);
 	/* the harness's own marker lines, whatever words they carry, are not
 	 * the kernel's harm */
-	append_record(path, "12,8,550,-;pmucanary: batch 7 armed: WARNING: CPU: 0 PID: 1 at x.c:1 "
+	assert_int_equal(kmsg_classify("pmucanary-test-1: WARNING: CPU: 0 PID: 1 at fake.c:1 "
+				       "BUG: Oops: 0000"), KMSG_CLASS_NONE);
+	append_record(path, "4,8,550,-;pmucanary: batch 7 armed: WARNING: CPU: 0 PID: 1 at x.c:1 "
 				"BUG: Oops: crash\n");
 	assert_int_equal(kmsg_read_new(w, hits, &seen), 0);
 	assert_int_equal(seen, 3);
