@@ -1534,7 +1534,13 @@ int fleet_wait_heartbeats(struct fleet *f, unsigned int count, unsigned int time
 		}
 		if (all)
 			break;
-		if (g_get_monotonic_time() >= end || fleet_signal_pending()) {
+		/* Our own shutdown is no guest's silence: not a timeout. */
+		if (fleet_signal_pending()) {
+			rc = pc_fail(EINTR, "interrupted by signal %d while waiting for heartbeats",
+				     fleet_signal_pending());
+			break;
+		}
+		if (g_get_monotonic_time() >= end) {
 			rc = pc_fail(ETIMEDOUT, "no %u heartbeats from every guest within %u ms", count,
 				     timeout_ms);
 			break;

@@ -216,7 +216,8 @@ int fleet_wait_healthy(struct fleet *f, unsigned int timeout_ms);
  * on its way already) or is no longer HEALTHY (it has a verdict). 0: all
  * sent them; -EIO: they did, and some guest left HEALTHY; -ETIMEDOUT: a
  * healthy guest did not (a hang shows as a verdict only after its
- * heartbeat timeout). */
+ * heartbeat timeout); -EINTR: SIGINT/SIGTERM came first (fleet_signal_pending),
+ * which says nothing about the guests. */
 int fleet_wait_heartbeats(struct fleet *f, unsigned int count, unsigned int timeout_ms);
 
 /* Destroys guest i and brings it back (clears HARMED); waits for its first

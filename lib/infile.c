@@ -2,14 +2,14 @@
 
 #include "log.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <glib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static const struct {
 	const char *name;
@@ -154,53 +154,75 @@ bool infile_is_gzip(const char *data, size_t len)
 	return len >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b;
 }
 
+/* zlib checks what libarchive's gzip reader did not: each member's CRC-32
+ * and length against what it inflated to (a flipped byte that still
+ * inflates turned k=3 into k=1), and nothing may follow the last member but
+ * another member (gzip's own concatenation). */
 int infile_gunzip(const char *path, size_t limit, const char *what, char **data, size_t *len)
 {
-	struct archive *a;
-	struct archive_entry *e;
 	g_autofree char *lim = limit_str(limit);
 	g_autoptr(GString) out = NULL;
-	char chunk[65536];
-	la_ssize_t n;
-	int ret = 0;
+	unsigned char chunk[65536];
+	z_stream z = { 0 };
+	int zr, ret = 0;
 
 	if (!infile_is_gzip(*data, *len))
 		return 0;
 	if (!what)
 		what = "file";
-	a = archive_read_new();
-	archive_read_support_filter_gzip(a);
-	archive_read_support_format_raw(a);
-	if (archive_read_open_memory(a, *data, *len) != ARCHIVE_OK ||
-	    archive_read_next_header(a, &e) != ARCHIVE_OK) {
-		ret = pc_fail(EINVAL, "%s: not a whole gzip file: %s", path, archive_error_string(a));
-		goto out;
-	}
-	/* The magic bytes with a header gzip's reader does not take leave
-	 * libarchive reading the bytes raw, as if not compressed. */
-	if (archive_filter_code(a, 0) != ARCHIVE_FILTER_GZIP) {
-		ret = pc_fail(EINVAL, "%s: not a whole gzip file: a bad gzip header", path);
-		goto out;
-	}
+	/* 16 + MAX_WBITS: gzip only (no zlib or raw deflate), trailer checked */
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+		return pc_fail(ENOMEM, "%s: cannot start zlib's inflate", path);
 	out = g_string_sized_new(MIN(*len * 8, limit) + 1);
-	while ((n = archive_read_data(a, chunk, sizeof(chunk))) > 0) {
-		if (out->len + (size_t)n > limit) {
+	z.next_in = (unsigned char *)*data;
+	z.avail_in = 0;
+	for (size_t left = *len;;) {
+		if (!z.avail_in && left) {
+			z.avail_in = (uInt)MIN(left, (size_t)UINT_MAX);
+			left -= z.avail_in;
+		}
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		zr = inflate(&z, Z_NO_FLUSH);
+		if (out->len + (sizeof(chunk) - z.avail_out) > limit) {
 			ret = pc_fail(EINVAL, "%s: more than %s once decompressed, the limit for a %s",
 				      path, lim, what);
-			goto out;
+			break;
 		}
-		g_string_append_len(out, chunk, n);
+		g_string_append_len(out, (const char *)chunk, (gssize)(sizeof(chunk) - z.avail_out));
+		if (zr == Z_STREAM_END) {
+			size_t rest = z.avail_in + left;
+			const char *at = (const char *)z.next_in;
+
+			if (!rest)
+				break;
+			/* another member follows, or bytes that are none */
+			if (!infile_is_gzip(at, rest)) {
+				ret = pc_fail(EINVAL, "%s: not a whole gzip file: %zu byte(s) after "
+					      "the gzip data", path, rest);
+				break;
+			}
+			inflateReset(&z);
+			continue;
+		}
+		if (zr == Z_BUF_ERROR && !z.avail_in && !left) {
+			ret = pc_fail(EINVAL, "%s: not a whole gzip file: it ends before its data",
+				      path);
+			break;
+		}
+		if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			ret = pc_fail(EINVAL, "%s: not a whole gzip file: %s", path,
+				      zr == Z_DATA_ERROR && z.msg ? z.msg : zError(zr));
+			break;
+		}
 	}
-	if (n < 0) {
-		ret = pc_fail(EINVAL, "%s: not a whole gzip file: %s", path, archive_error_string(a));
-		goto out;
-	}
+	inflateEnd(&z);
+	if (ret)
+		return ret;
 	g_free(*data);
 	*len = out->len;
 	*data = g_string_free(g_steal_pointer(&out), FALSE);
-out:
-	archive_read_free(a);
-	return ret;
+	return 0;
 }
 
 int infile_read(const char *path, enum infile_kind kind, char **data, size_t *len)

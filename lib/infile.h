@@ -49,7 +49,9 @@ bool infile_is_gzip(const char *data, size_t len);
  * that is not gzip stays as it is. The output is bounded by limit, so that
  * a small hostile file cannot inflate into all of memory. Fails with one
  * message naming path, -EINVAL: not a whole gzip stream (truncated,
- * corrupt), or more than limit bytes once decompressed. */
+ * corrupt, a member whose CRC-32 or length does not match its data, bytes
+ * after the last member), or more than limit bytes once decompressed.
+ * Concatenated members (gzip a b > c) read as their data joined. */
 int infile_gunzip(const char *path, size_t limit, const char *what, char **data, size_t *len);
 
 /* infile_read_limit() with the limit of kind; INFILE_CONFIG is text. */

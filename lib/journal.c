@@ -250,6 +250,15 @@ int journal_judged(struct journal *j, unsigned int batch, const char *outcome,
 	return r;
 }
 
+int journal_interrupted(struct journal *j, unsigned int batch, int signo)
+{
+	json_t *line = json_pack("{s:I,s:i}", "batch", (json_int_t)batch, "signal", signo);
+	int r = journal_append(j, "interrupted", line);
+
+	json_decref(line);
+	return r;
+}
+
 int journal_baseline(struct journal *j, const char *outcome, json_t *verdicts)
 {
 	json_t *line = json_object();
@@ -339,7 +348,7 @@ const struct journal_batch *journal_replay_open_batch(const struct journal_repla
 	for (guint i = r->batches->len; i-- > 0;) {
 		struct journal_batch *b = r->batches->pdata[i];
 
-		if (!b->judged)
+		if (!b->judged && !b->interrupted)
 			return b;
 	}
 	return NULL;
@@ -414,6 +423,20 @@ static int replay_line(struct journal_replay *r, const char *path, unsigned int 
 		b->outcome = g_strdup(outcome);
 		json_decref(b->verdicts);
 		b->verdicts = json_incref(json_object_get(o, "verdicts"));
+		return 0;
+	}
+	if (!strcmp(step, "interrupted")) {
+		struct journal_batch *b;
+
+		if ((e = get_batch_id(path, ln, o, &id)))
+			return e;
+		b = find_batch(r, id);
+		if (!b)
+			return pc_fail(EINVAL, "%s:%u: interrupted: batch %u was never armed", path, ln, id);
+		if (b->judged)
+			return pc_fail(EINVAL, "%s:%u: interrupted: batch %u was judged already", path,
+				       ln, id);
+		b->interrupted = true;
 		return 0;
 	}
 	if (!strcmp(step, "host-down")) {

@@ -9,6 +9,9 @@
  *   {"step":"baseline","outcome":"OK"|harm,"verdicts":...}  a dwell, nothing armed
  *   {"step":"arm","batch":N,"kind":"screen","keys":["<attr key>",...]}
  *   {"step":"judged","batch":N,"outcome":"OK"|harm,"verdicts":[...]}
+ *   {"step":"interrupted","batch":N,"signal":S}  our own shutdown (SIGINT,
+ *                        SIGTERM) came while batch N was armed: never
+ *                        judged, --resume arms it again
  *   {"step":"done","summary":{...}}
  *   {"step":"host-down","batch":N,"outcome":"HOST_CRASH"|"HOST_HANG",
  *    "evidence":"..."}   written by whoever watched the host from outside
@@ -54,6 +57,10 @@ int journal_judged(struct journal *j, unsigned int batch, const char *outcome,
 		   json_t *verdicts);
 int journal_baseline(struct journal *j, const char *outcome, json_t *verdicts);
 int journal_done(struct journal *j, json_t *summary);
+/* Batch batch was armed when signal signo asked the harness to stop: it
+ * stays unjudged (a hasty judgement would be a false verdict) and a resume
+ * arms it again, in any boot of the host. */
+int journal_interrupted(struct journal *j, unsigned int batch, int signo);
 /* outcome: "HOST_CRASH" or "HOST_HANG"; evidence: what the watcher saw. */
 int journal_host_down(struct journal *j, unsigned int batch, const char *outcome,
 		      const char *evidence);
@@ -66,6 +73,7 @@ struct journal_batch {
 	char *boot_id;        /* the host's boot when it was armed ("" unknown) */
 	GPtrArray *keys;      /* char * */
 	bool judged;
+	bool interrupted;     /* an "interrupted" line: our shutdown, not the host's */
 	char *outcome;        /* outcome name once judged, else NULL */
 	json_t *verdicts;     /* once judged, else NULL */
 	char *down_outcome;   /* a host-down line named it: HOST_CRASH/HOST_HANG */
@@ -92,7 +100,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(journal_replay, journal_replay_free)
 
 const struct journal_batch *journal_replay_batch(const struct journal_replay *r,
 						 unsigned int id);
-/* The last batch armed and never judged (suspected HOST_CRASH), or NULL. */
+/* The last batch armed and never judged nor interrupted (suspected
+ * HOST_CRASH), or NULL. */
 const struct journal_batch *journal_replay_open_batch(const struct journal_replay *r);
 
 #endif

@@ -181,14 +181,33 @@ static GString *gzip_of(const char *path, const void *data, size_t len)
 	return ok ? g_steal_pointer(&out) : NULL;
 }
 
+/* path does not resolve (stat said ENOENT): 0 when nothing is there, or
+ * -EINVAL when it is a symlink to nothing. Writing would replace the link
+ * by a regular file (/dev/stdout when stdout is closed: the system's link)
+ * and never write what it names: bad input, like a missing directory. */
+static int refuse_dangling(const char *path)
+{
+	struct stat lst;
+	g_autofree char *to = NULL;
+
+	if (lstat(path, &lst) < 0 || !S_ISLNK(lst.st_mode))
+		return 0;
+	to = g_file_read_link(path, NULL);
+	return pc_fail(EINVAL, "cannot write %s: a symbolic link to %s, which does not exist",
+		       path, to ? to : "a missing file");
+}
+
 /* outfile_write() once data is what goes to the file. */
 static int outfile_write_plain(const char *path, const void *data, size_t len)
 {
 	struct stat st, lst;
-	int fd;
+	int fd, bad;
+
 	if (stat(path, &st) < 0) {
 		if (errno != ENOENT)
 			return pc_fail(errno, "cannot write %s: %s", path, g_strerror(errno));
+		if ((bad = refuse_dangling(path)))
+			return bad;
 		return write_atomic(path, path, NULL, data, len);
 	}
 	if (S_ISDIR(st.st_mode))
@@ -253,6 +272,10 @@ int outfile_check(const char *path)
 	} else if (errno != ENOENT) {
 		return pc_fail(errno, "cannot write %s: %s", path, g_strerror(errno));
 	} else {
+		int e = refuse_dangling(path);
+
+		if (e)
+			return e;
 		dir = g_path_get_dirname(path);
 	}
 	if (access(dir, W_OK | X_OK) < 0)

@@ -15,6 +15,8 @@
  *    fsync, rename over path, fsync of the directory. Readers see the old
  *    content or the new, never a part; an existing file keeps its mode and
  *    owner; a symlink to one stays a symlink and its target is replaced.
+ *    A symlink to nothing (dangling; /dev/stdout with stdout closed) is
+ *    -EINVAL: never replaced by a file, never followed into creating one.
  *    A regular file that is our stdout or stderr is written through that
  *    descriptor instead; one we may not write is -EACCES.
  *  - a character or block device, a FIFO: opened for writing as it is (no
@@ -25,8 +27,9 @@
 int outfile_write(const char *path, const void *data, size_t len);
 
 /* The checks outfile_write() would fail on that cost nothing to make
- * before hours of work: path is a directory, a device or FIFO that cannot
- * be opened for writing, or a file whose directory is not writable.
+ * before hours of work: path is a directory, a dangling symlink, a device
+ * or FIFO that cannot be opened for writing, or a file whose directory is
+ * not writable.
  * Returns 0 or a negative errno with a message naming path. */
 int outfile_check(const char *path);
 

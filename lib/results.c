@@ -1022,7 +1022,7 @@ static gboolean attr_bytes_equal(gconstpointer a, gconstpointer b)
  * from the model without building jansson's tree of every cell: that tree
  * cost more than a second of CPU for a full sweep, and as much again to
  * free. */
-static GString *results_to_text(const struct result_set *set)
+GString *results_to_text(const struct result_set *set)
 {
 	const char *kernel = set->kernel ? set->kernel : "";
 	g_autoptr(GHashTable) index = g_hash_table_new(attr_bytes_hash, attr_bytes_equal);

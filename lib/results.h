@@ -163,6 +163,9 @@ json_t *results_json_string(const char *s);
  * A /1 cell with "error" is read as REJECTED, and a /1 cell's attr becomes
  * its last try's (the final attr, as /2 stores it). */
 int results_from_json(const json_t *root, const char *name, struct result_set **out);
+/* The document results_write_json() writes (the same as results_to_json()
+ * gives, built without jansson's tree); NULL when it cannot be built. */
+GString *results_to_text(const struct result_set *set);
 /* Writes through outfile_write(): a regular file atomically (a temp file in
  * the same directory, fsync, rename, fsync of the directory; a reader never
  * sees a partial file), a device or FIFO in place. */

@@ -542,16 +542,13 @@ static unsigned int runner_dwell(struct run *r, struct load *l)
 {
 	int64_t t0 = g_get_monotonic_time(), end = t0 + (int64_t)r->dwell_ms * 1000;
 
-	if (!r->g->all_harmed) {
-		load_dwell(l, r->dwell_ms);
-		return r->dwell_ms;
-	}
 	for (;;) {
 		int64_t now = g_get_monotonic_time();
 
 		if (now >= end)
 			return r->dwell_ms;
-		if (r->g->all_harmed(r->g->ctx))
+		/* a stop asked for (the batch is not judged) or no guest left */
+		if (fleet_signal_pending() || (r->g->all_harmed && r->g->all_harmed(r->g->ctx)))
 			return (unsigned int)((now - t0) / 1000);
 		load_dwell(l, (unsigned int)MIN(RUNNER_DWELL_POLL_MS, (end - now + 999) / 1000));
 	}
@@ -584,10 +581,12 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 		/* Re-arm batches the harness itself gave up on (INFRA) or that
 		 * were interrupted while this very boot of the host lived on. */
 		if (b && ((b->judged && !strcmp(b->outcome, outcome_name(OUTCOME_INFRA))) ||
+			  (!b->judged && b->interrupted) ||
 			  (!b->judged && !b->down_outcome && b->boot_id[0] &&
 			   !strcmp(b->boot_id, journal_boot_id())))) {
 			pc_info("batch %u: %s, arming it again", t->seq,
-				b->judged ? "given up as INFRA" : "interrupted (same host boot)");
+				b->judged ? "given up as INFRA" :
+				b->interrupted ? "stopped by a signal" : "interrupted (same host boot)");
 			b = NULL;
 		}
 		if (b) {
@@ -647,6 +646,12 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 		}
 		r->restart_due = false;
 	}
+	/* A stop asked for (SIGINT, SIGTERM) before this batch: not armed. */
+	if (fleet_signal_pending()) {
+		e = pc_fail(EINTR, "interrupted by signal %d before batch %u: stopping; --resume "
+			    "goes on from there", fleet_signal_pending(), t->seq);
+		goto out;
+	}
 	if ((e = journal_arm(r->j, t->seq, isolate_kind_name(t->kind), keys)))
 		goto out;
 	r->live_rounds++;
@@ -680,7 +685,14 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 	}
 	if (r->km)
 		kmsg_read_new(r->km, hits, NULL);
-	if ((e = r->g->judge(r->g->ctx, &o, &guests)))
+	e = r->g->judge(r->g->ctx, &o, &guests);
+	/* Our own shutdown came while the batch was armed: whatever the
+	 * judgement says was cut short (a guest's silence is ours). */
+	if (fleet_signal_pending()) {
+		json_decref(guests);
+		goto interrupted;
+	}
+	if (e)
 		goto infra;
 	if (o == OUTCOME_OK && hits->len)
 		o = OUTCOME_HOST_WARN;
@@ -706,7 +718,19 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 	}
 	*res = o;
 	goto out;
+interrupted:
+	{
+		int signo = fleet_signal_pending();
+
+		e = journal_interrupted(r->j, t->seq, signo);
+		if (!e)
+			e = pc_fail(EINTR, "batch %u: interrupted by signal %d while armed: not "
+				    "judged; --resume arms it again", t->seq, signo);
+		goto out;
+	}
 infra:
+	if (!judged && fleet_signal_pending())
+		goto interrupted;
 	/* Not a kernel verdict: stop the run as INFRA with the cause. */
 	{
 		g_autofree char *prefix = g_strdup_printf("batch %u: ", t->seq);
@@ -1489,6 +1513,8 @@ static int fg_judge(void *ctx, enum outcome *o, json_t **verdicts)
 	 * panic, is seen here instead of after the judgement. A hang shows
 	 * only once heartbeats are overdue: wait for that long. */
 	healthy = fleet_wait_heartbeats(fg->f, 2, fg->hb_timeout_ms * 2 + 2000);
+	if (healthy == -EINTR)
+		return healthy; /* our shutdown: no verdict at all */
 	if (healthy == -EIO)
 		healthy = 0; /* verdicts: collected below */
 	/* a harmed disk guest's own logs belong in the evidence kept below */

@@ -129,6 +129,19 @@ for p in "${producers[@]}"; do
 	check "$name: existing file keeps its mode" [ "$(stat -c %a "$tmp/old-$name/out")" = 600 ]
 	check "$name: existing file: no temporary file left" only "$tmp/old-$name" "link out "
 
+	# A symlink to nothing (what /dev/stdout is with stdout closed): bad
+	# input, said in one line naming it; the link stays, nothing created.
+	mkdir "$tmp/dangling-$name"
+	ln -s missing "$tmp/dangling-$name/link"
+	cmdline "$name" "$tmp/dangling-$name/link"
+	pmc
+	check "$name: dangling symlink: exit 2 (got $rc)" [ "$rc" -eq 2 ]
+	check "$name: dangling symlink: the message names it" \
+		names "$tmp/dangling-$name/link: a symbolic link to missing, which does not exist"
+	check "$name: dangling symlink: one line" [ "$(wc -l <"$tmp/err")" -eq 1 ]
+	check "$name: dangling symlink: still a link, nothing created" \
+		eval '[ -L "$tmp/dangling-$name/link" ] && only "$tmp/dangling-$name" "link "'
+
 	# Our own null device: written to, still a character device.
 	cmdline "$name" "$tmp/null"
 	pmc
@@ -220,7 +233,10 @@ for p in "probe-json|\"cells\"" "matrix-html|</html>" "diff-junit|</testsuites>"
 	name=${p%%|*}
 	printf 'previous\n' >"$tmp/log-$name"
 	cmdline "$name" /dev/stdout
-	timeout 300 "$bin" "${argv[@]}" >>"$tmp/log-$name" 2>"$tmp/err" || true
+	rc=0
+	timeout 300 "$bin" "${argv[@]}" >>"$tmp/log-$name" 2>"$tmp/err" || rc=$?
+	# each of these commands exits 0 writing a plain file (no harm, no regression)
+	check "$name to /dev/stdout >>log: exit 0 (got $rc: $(head -c 200 "$tmp/err"))" [ "$rc" -eq 0 ]
 	check "$name to /dev/stdout >>log: the log keeps its first line" \
 		[ "$(head -n 1 "$tmp/log-$name")" = previous ]
 	check "$name to /dev/stdout >>log: the log got the document" grep -q "${p#*|}" "$tmp/log-$name"
@@ -243,7 +259,9 @@ done
 echo previous >"$tmp/umask/out"
 chmod 640 "$tmp/umask/out"
 cmdline probe-json "$tmp/umask/out"
-(umask 002 && timeout 300 "$bin" "${argv[@]}" >"$tmp/null" 2>"$tmp/err") || true
+rc=0
+(umask 002 && timeout 300 "$bin" "${argv[@]}" >"$tmp/null" 2>"$tmp/err") || rc=$?
+check "probe-json over an existing file: exit 0 (got $rc)" [ "$rc" -eq 0 ]
 check "probe-json, umask 002: an existing 640 file stays 640" \
 	[ "$(stat -c %a "$tmp/umask/out")" = 640 ]
 

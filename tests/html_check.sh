@@ -8,14 +8,17 @@
 # hostile string from the inputs became an element.
 #
 # Called by cli_matrix.sh; standalone: tests/html_check.sh [OUTDIR]
-# Needs: chromium (Debian package "chromium"). Without it: prints SKIP and
-# exits 0, unless PMUCANARY_REQUIRE_CHROMIUM=1 (CI sets it) -> exit 1.
+# Against a baseline (--baseline): a cell OK there and refused now is a
+# regression tile (red frame), counted failing and listed as a finding.
+# Needs: chromium (Debian package "chromium"). Without it: prints "SKIP:
+# reason" and exits 77 (tests/run-tests' skip), unless
+# PMUCANARY_REQUIRE_CHROMIUM=1 (CI sets it) -> exit 1.
 # PMUCANARY_HTML_SCREENSHOT=FILE also writes a screenshot of the page.
 set -u
 top=${PMUCANARY_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 bin=${PMUCANARY_BIN:-$top/build/pmucanary}
 . "$top/tests/chromium.sh"
-chromium_require "html_check: " 0
+chromium_require "html_check: " 77
 
 out=${1:-}
 tmp=$(mktemp -d)
@@ -122,6 +125,32 @@ want "no-PMU limitation shown" '^limitation\|limitation: no hardware PMU on this
 want "hostile limitation shown as text" '^limitation\|limitation: limitation with <script>alert\(5\)</script>$'
 want "no element injected" '^elements\|script=2 img=0 b=0 i=0$'
 none "no script error reached the probe" '^probe did not run|no access to report'
+
+# The heatmap against a baseline: cpu-clock:u was OK there, EOPNOTSUPP now.
+mkdir -p "$out/base"
+jq '(.cells[] | select(.profile == "perf-6.1" and .spec == "cpu-clock:u") | .outcome) = "EOPNOTSUPP"' \
+	"$d/tcg-6.1.json" >"$out/base/now.json"
+"$bin" matrix --html "$out/base/report.html" --baseline "$d/tcg-6.1.json" "$out/base/now.json" \
+	>/dev/null
+rc=$?
+n=$((n + 1))
+if [ $rc -ne 1 ] || [ ! -s "$out/base/report.html" ]; then
+	echo "FAIL: matrix --html --baseline exited $rc (want 1: a regression)"; fails=$((fails + 1))
+else
+	echo "ok: matrix --html --baseline exits 1 on the regression"
+fi
+{
+	chromium_probe_head
+	cat "$top/tests/html_check_baseline.js"
+} >"$out/base/probe.html"
+chromium_dump_dom 5000 "file://$out/base/probe.html" "$tmp/dom-base.html" "$tmp/chrome-base.log"
+mv "$tmp/seen" "$tmp/seen-main"
+chromium_probe_lines "$tmp/dom-base.html" "$tmp/seen"
+want "baseline: the regression counts as failing" '^status=[0-9]+ cells in [0-9]+ tiles, 1 failing'
+want "baseline: the regressed tile has the red frame" "${T}[^|]*\|6\.1\.0-18-amd64\|perf-6\.1\|cpu-clock\|[^|]*\|tile v-regression c-errno o-EOPNOTSUPP[^|]*\|solid rgb\(213, 0, 0\)\|1$"
+want "baseline: the regression is a finding" '^finding\|[^|]*regression[^|]*\|.*1 regressed against the baseline'
+none "baseline: no other tile framed" "${T}[^|]*\|[^|]*\|[^|]*\|(cycles|msr)[^|]*\|[^|]*\|tile v-regression"
+cat "$tmp/seen-main" >>"$tmp/seen"
 
 if [ $fails -ne 0 ]; then
 	echo "--- what the probe saw:"; sed 's/^/    /' "$tmp/seen"

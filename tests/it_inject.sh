@@ -127,18 +127,36 @@ else
 fi
 [ "$(sha256sum < "$work/busybox.img")" = "$sum_before" ] || bad "injection wrote into busybox.img"
 
+# A lost libvirt connection is run once more only when libvirtd itself was
+# restarted meanwhile (another suite's fault injection: its pid changed); a
+# loss while the same libvirtd lived on is ours to explain, not to retry.
+libvirtd_pid() {
+	cat /run/libvirtd.pid 2>/dev/null || pgrep -o -x libvirtd || echo none
+}
+retry_if_libvirtd_restarted() { # PID-BEFORE WHAT TRY
+	local now
+	now=$(libvirtd_pid)
+	if [ "$1" = "$now" ]; then
+		bad "$2: libvirt connection lost while libvirtd (pid $1) lived on: not retried"
+		return 1
+	fi
+	echo "$2: libvirt connection lost in try $3, and libvirtd was restarted meanwhile" \
+		"(pid $1 -> $now): once more"
+	sleep 5
+	[ "$3" -lt 2 ]
+}
+
 # --- one disk guest: heartbeats, then a self-test panic
 if [ -f "$work/bb.qcow2.json" ]; then
 	t2=$SECONDS
 	for try in 1 2; do
+		lvd=$(libvirtd_pid)
 		"$bin" fleet --disk "$work/bb.qcow2" -n 1 -d 4 --memory 256 --run-dir "$work/run" \
 			--run-id "$run_id" --selftest 0=panic --selftest-at 2 --json "$work/fleet.json" \
 			> "$work/fleet.out" 2>&1
 		rc=$?
-		# libvirtd restarted under us (another suite's fault injection): once more
 		grep -q 'libvirt connection lost' "$work/fleet.out" || break
-		echo "libvirt went away during try $try"
-		sleep 5
+		retry_if_libvirtd_restarted "$lvd" fleet "$try" || break
 	done
 	echo "disk guest fleet run: exit $rc in $((SECONDS - t2)) s"
 	if [ ! -s "$work/fleet.json" ]; then
@@ -174,13 +192,13 @@ if [ -f "$work/bb.qcow2.json" ]; then
 	[ "$rc" = 2 ] && grep -q -- "--disk-boot: expected kernel or bootloader, not 'grub'" "$work/blbad.out" ||
 		bad "--disk-boot grub: exit $rc, $(cat "$work/blbad.out")"
 	for try in 1 2; do
+		lvd=$(libvirtd_pid)
 		"$bin" fleet --disk "$work/bb.qcow2" --disk-boot bootloader -n 1 -d 4 --memory 256 \
 			--interval 250 --run-dir "$work/blrun" --run-id "$run_id-bl" --selftest 0=panic \
 			--selftest-at 2 --json "$work/blfleet.json" > "$work/blfleet.out" 2>&1
 		rc=$?
 		grep -q 'libvirt connection lost' "$work/blfleet.out" || break
-		echo "libvirt went away during try $try"
-		sleep 5
+		retry_if_libvirtd_restarted "$lvd" "bootloader fleet" "$try" || break
 	done
 	con=$work/blrun/pmucanary-$run_id-bl-0.console
 	fhb=$(jq -r '.guests[0].first_heartbeat_s' "$work/blfleet.json" 2>/dev/null)

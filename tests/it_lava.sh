@@ -406,14 +406,28 @@ rc=$?
 # An emulated device can stall its own kernel under a loaded host (with two
 # TCG CPUs: RCU stalls, a timer that never fired, in 3 of 8 runs here; so
 # the device has one): the LAVA job fails (timeout, an error type). That is
-# the emulated device, not pmucanary: run the job once more, and say so. A
-# job that finished and reported is never run again.
-if [ "$rc" = 125 ] && jq -e '.lava.error_type' "$work/scenario.json" >/dev/null 2>&1; then
-	echo "     the device failed ($(jq -r '"\(.lava.error_type): \(.lava.error_msg // "" | .[0:100])"' \
-		"$work/scenario.json")): once more"
-	lava scenario $((id0 + 5)) devlab
-	"$bin" lava collect "$work/scenario.log" --json "$work/scenario.json" 2>"$work/scenario.err"
-	rc=$?
+# the emulated device, not pmucanary: run the job once more, and say so.
+# Only then: the error type is a timeout or the device's infrastructure
+# (never Job, Test, Bug, Configuration or Canceled: those name a job or a
+# harness that is wrong), and pmucanary never reported its exit (a job that
+# finished and reported is never run again). The device console's stall
+# lines, if any, are shown.
+err_type=$(jq -r '.lava.error_type // empty' "$work/scenario.json" 2>/dev/null)
+if [ "$rc" = 125 ] && [ -n "$err_type" ]; then
+	why="$err_type: $(jq -r '.lava.error_msg // "" | .[0:100]' "$work/scenario.json")"
+	if [[ $err_type != LAVATimeout && $err_type != Infrastructure ]]; then
+		fail "scenario job: the job failed ($why): not a device stall, not run again"
+	elif grep '"lvl": "results"' "$work/scenario.log" | grep -qE '"case": (! )?"pmucanary-exit"'; then
+		fail "scenario job: the job failed ($why) after pmucanary reported its exit: not run again"
+	else
+		stall=$(grep -aoE 'rcu: INFO: [^"]{0,60}|self-detected stall[^"]{0,40}|soft lockup[^"]{0,40}|clocksource[^"]{0,60}unstable' \
+			"$work/scenario.log" | head -2 | tr '\n' ';')
+		echo "     the device failed ($why) before pmucanary reported its exit;" \
+			"device console: ${stall:-no stall message}: once more"
+		lava scenario $((id0 + 5)) devlab
+		"$bin" lava collect "$work/scenario.log" --json "$work/scenario.json" 2>"$work/scenario.err"
+		rc=$?
+	fi
 fi
 [ "$rc" = 1 ] && ok "a scenario on the device: collect exits 1 (harm)" ||
 	fail "scenario job: collect exited $rc: $(cat "$work/scenario.err")"

@@ -210,6 +210,70 @@ static void test_gzip_truncated(void **state)
 	}
 }
 
+/* Every byte of a gzip file matters: any one flipped (in the header, the
+ * deflate data, the CRC-32 or the length) is refused, never read as other
+ * data (a flipped byte read k=3 as k=1 and diff said 0); bytes after the
+ * data are refused; two members (gzip a b >c) read as both. */
+static void test_gzip_corrupt(void **state)
+{
+	static const char doc[] = "{\"cells\":[{\"spec\":\"cycles:pp\",\"outcome\":\"GUEST_CRASH\","
+				  "\"k\":3,\"n\":3},{\"spec\":\"cpu-clock\",\"outcome\":\"OK\"}]}\n";
+	g_autofree char *raw = NULL, *p = g_build_filename(dir, "c.json.gz", NULL);
+	size_t len, refused = 0;
+
+	raw = written_raw("c.json.gz", doc, sizeof(doc) - 1, &len);
+	/* Bytes 0-1 are the magic (without it the file is read as plain
+	 * text, for the JSON reader to refuse), bit 0 of byte 3 is FTEXT and
+	 * bytes 4-9 the header's mtime, extra flags and OS: all informational. */
+	for (size_t i = 0; i < len; i++) {
+		g_autofree char *bad = g_memdup2(raw, len);
+		size_t blen = len;
+		int r;
+
+		if (i < 2 || (i >= 3 && i < 10))
+			continue;
+		bad[i] ^= 0x01;
+		r = infile_gunzip(p, 1 << 20, "result file", &bad, &blen);
+		if (r == 0)
+			fail_msg("byte %zu of %zu flipped: read as '%.*s'", i, len, (int)blen, bad);
+		assert_int_equal(r, -EINVAL);
+		assert_non_null(strstr(pc_errmsg(), "c.json.gz: not a whole gzip file"));
+		refused++;
+	}
+	assert_int_equal(refused, len - 9);
+	{
+		g_autofree char *bad = g_memdup2(raw, len);
+		size_t blen = len;
+
+		bad[len - 8] ^= 0x40;
+		assert_int_equal(infile_gunzip(p, 1 << 20, "result file", &bad, &blen), -EINVAL);
+		assert_non_null(strstr(pc_errmsg(), "incorrect data check"));
+		bad[len - 8] ^= 0x40;
+		bad[len - 4] ^= 0x01;
+		assert_int_equal(infile_gunzip(p, 1 << 20, "result file", &bad, &blen), -EINVAL);
+		assert_non_null(strstr(pc_errmsg(), "incorrect length check"));
+	}
+	for (size_t extra = 1; extra <= 9; extra += 4) {
+		g_autofree char *bad = g_malloc0(len + extra);
+		size_t blen = len + extra;
+
+		memcpy(bad, raw, len);
+		assert_int_equal(infile_gunzip(p, 1 << 20, "result file", &bad, &blen), -EINVAL);
+		assert_non_null(strstr(pc_errmsg(), "byte(s) after the gzip data"));
+	}
+	{
+		g_autofree char *two = g_malloc(2 * len);
+		g_autofree char *want = g_strconcat(doc, doc, NULL);
+		size_t tlen = 2 * len;
+
+		memcpy(two, raw, len);
+		memcpy(two + len, raw, len);
+		assert_int_equal(infile_gunzip(p, 1 << 20, "result file", &two, &tlen), 0);
+		assert_int_equal(tlen, 2 * (sizeof(doc) - 1));
+		assert_string_equal(two, want);
+	}
+}
+
 /* A small file that inflates past the limit (1 MiB of zeros is ~5 KiB of
  * gzip) stops at the limit instead of filling memory. */
 static void test_gzip_limit(void **state)
@@ -242,6 +306,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nul, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gzip_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gzip_truncated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gzip_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gzip_limit, setup, teardown),
 	};
 

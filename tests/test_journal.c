@@ -67,6 +67,8 @@ static void write_run(const char *dir, bool judge_last)
 	json_decref(verdicts);
 }
 
+static void append_raw(const char *dir, const char *bytes, size_t len);
+
 static void test_roundtrip(void **state)
 {
 	struct fixture *f = *state;
@@ -91,6 +93,34 @@ static void test_roundtrip(void **state)
 	assert_string_equal(b->kind, "screen");
 	assert_string_equal(b->boot_id, journal_boot_id());
 	assert_int_equal(strlen(journal_boot_id()), 36);
+	/* the boot is read from the line, not taken from this boot: an arm line
+	 * of another boot, and one that names none (older journals) */
+	{
+		static const char other[] =
+			"{\"step\":\"arm\",\"batch\":2,\"kind\":\"screen\",\"keys\":[\"k\"],"
+			"\"boot\":\"00000000-1111-2222-3333-444444444444\",\"ts\":1,\"seq\":7}\n"
+			"{\"step\":\"arm\",\"batch\":3,\"kind\":\"screen\",\"keys\":[\"k\"],"
+			"\"ts\":1,\"seq\":8}\n";
+		g_autoptr(journal_replay) r2 = NULL;
+
+		append_raw(f->dir, other, sizeof(other) - 1);
+		assert_int_equal(journal_read(f->dir, &r2), 0);
+		assert_string_equal(journal_replay_batch(r2, 2)->boot_id,
+				    "00000000-1111-2222-3333-444444444444");
+		assert_string_equal(journal_replay_batch(r2, 3)->boot_id, "");
+		assert_string_equal(journal_replay_batch(r2, 1)->boot_id, journal_boot_id());
+	}
+	/* batch 3 stopped by our own signal: not judged, not the open batch */
+	{
+		static const char stop[] = "{\"step\":\"interrupted\",\"batch\":3,\"signal\":15}\n";
+		g_autoptr(journal_replay) r3 = NULL;
+
+		append_raw(f->dir, stop, sizeof(stop) - 1);
+		assert_int_equal(journal_read(f->dir, &r3), 0);
+		assert_true(journal_replay_batch(r3, 3)->interrupted);
+		assert_false(journal_replay_batch(r3, 3)->judged);
+		assert_int_equal(journal_replay_open_batch(r3)->id, 2);
+	}
 	assert_int_equal(json_array_size(b->verdicts), 1);
 	assert_null(journal_replay_open_batch(r));
 

@@ -129,19 +129,94 @@ static bool find_marker(int fd, const char *marker, struct kmsg_record *out)
 	return false;
 }
 
-/* Lines written between two reads; far more than other loggers write in
- * the milliseconds the test takes, so a count of records read tells a
- * watcher that skipped them from one that did not. */
-#define KMSG_LINES 32
+/* Appends one record, as /dev/kmsg gives them to readers, to a private
+ * file: between two reads of the watcher there is only ever one, so a
+ * read(2) returns exactly it, as /dev/kmsg's do. */
+static void append_record(const char *path, const char *record)
+{
+	int fd = open(path, O_WRONLY | O_APPEND);
 
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, record, strlen(record)), (ssize_t)strlen(record));
+	close(fd);
+}
+
+/* The watcher through its path argument (kmsg_open's injection point), on
+ * a private file: what was there before the open, or before a mark, is not
+ * read; what comes after is, once, with its class. Nothing is written into
+ * the host's kernel log, and other loggers cannot disturb the counts. */
+static void test_watch_private_log(void **state)
+{
+	g_autofree char *dir = test_tmpdir("test_kmsg");
+	g_autofree char *path = g_build_filename(dir, "kmsg", NULL);
+	g_autoptr(kmsg_watch) w = NULL;
+	g_autoptr(GPtrArray) hits = g_ptr_array_new_with_free_func((GDestroyNotify)kmsg_hit_free);
+	unsigned int seen = 0;
+	const struct kmsg_hit *h;
+
+	/* a boot log with old harm in it */
+	assert_true(g_file_set_contents(path,
+		"6,1,100,-;Linux version 6.1.0\n"
+		"4,2,200,-;WARNING: CPU: 0 PID: 1 at old.c:1 boot_warning+0x1/0x2\n"
+		"0,3,300,-;Kernel panic - not syncing: an old one\n", -1, NULL));
+	assert_int_equal(kmsg_open(path, &w), 0);
+	assert_int_equal(kmsg_read_new(w, hits, &seen), 0);
+	assert_int_equal(seen, 0);
+	assert_int_equal(hits->len, 0);
+
+	append_record(path, "4,4,400,-;WARNING: CPU: 1 PID: 7 at kernel/events/core.c:42 x+0x1/0x2\n");
+	assert_int_equal(kmsg_read_new(w, hits, &seen), 0);
+	assert_int_equal(seen, 1);
+	assert_int_equal(hits->len, 1);
+	h = hits->pdata[0];
+	assert_int_equal(h->cls, KMSG_CLASS_WARNING);
+	assert_true(h->seq == 4 && h->ts_usec == 400);
+	assert_non_null(strstr(h->message, "kernel/events/core.c:42"));
+	append_record(path, "6,5,500,-;an ordinary line\n");
+	assert_int_equal(kmsg_read_new(w, hits, &seen), 0);
+	assert_int_equal(seen, 2);
+	assert_int_equal(hits->len, 1);
+	/* the harness's own marker lines, whatever words they carry, are not
+	 * the kernel's harm */
+	assert_int_equal(kmsg_classify("pmucanary-test-1: WARNING: CPU: 0 PID: 1 at fake.c:1 "
+				       "BUG: Oops: 0000"), KMSG_CLASS_NONE);
+	append_record(path, "4,8,550,-;pmucanary: batch 7 armed: WARNING: CPU: 0 PID: 1 at x.c:1 "
+				"BUG: Oops: crash\n");
+	assert_int_equal(kmsg_read_new(w, hits, &seen), 0);
+	assert_int_equal(seen, 3);
+	assert_int_equal(hits->len, 1);
+
+	/* a mark forgets the record before it */
+	append_record(path, "4,6,600,-;BUG: unable to handle page fault before the mark\n");
+	assert_int_equal(kmsg_mark(w), 0);
+	append_record(path, "1,7,700,-;Oops: 0000 [#1] SMP after the mark\n");
+	seen = 0;
+	assert_int_equal(kmsg_read_new(w, hits, &seen), 0);
+	assert_int_equal(seen, 1);
+	assert_int_equal(hits->len, 2);
+	h = hits->pdata[1];
+	assert_int_equal(h->cls, KMSG_CLASS_OOPS);
+	assert_true(h->seq == 7);
+	/* and nothing is read twice */
+	seen = 0;
+	assert_int_equal(kmsg_read_new(w, hits, &seen), 0);
+	assert_int_equal(seen, 0);
+	assert_int_equal(kmsg_missed(w), 0);
+	unlink(path);
+	test_tmpdir_remove(dir);
+}
+
+/* The real /dev/kmsg, read and written as the runner does: a line of ours
+ * (no harm words: other watchers of this host's log must not take it for
+ * a kernel warning) arrives as a user-facility record after the open, and
+ * the watcher does not flag it. Counts of other records are not asserted:
+ * other loggers may write meanwhile (test_watch_private_log counts). */
 static void test_marker_roundtrip(void **state)
 {
 	g_autoptr(kmsg_watch) w = NULL;
 	g_autoptr(GPtrArray) hits = g_ptr_array_new_with_free_func((GDestroyNotify)kmsg_hit_free);
 	g_autofree char *marker = g_strdup_printf("pmucanary-test-%d", (int)getpid());
-	/* "<4>" asks for KERN_WARNING; the text looks like a kernel WARNING */
-	g_autofree char *line = g_strdup_printf("<4>%s: WARNING: CPU: 0 PID: 1 at fake.c:1 BUG: Oops: 0000\n",
-						marker);
+	g_autofree char *line = g_strdup_printf("<6>%s: test_kmsg marker line\n", marker);
 	struct kmsg_record rec = { 0 };
 	unsigned int seen = 0;
 	int fd, r;
@@ -162,46 +237,20 @@ static void test_marker_roundtrip(void **state)
 		test_skip("cannot write %s (%s): not root", KMSG_PATH, pc_errmsg());
 	}
 	assert_int_equal(r, 0);
-	/* Opening positions at the end: the marker is read, the boot log
-	 * (hundreds of records, old WARNINGs among them) is not. */
 	assert_int_equal(kmsg_read_new(w, hits, &seen), 0);
-	if (seen < 1 || seen >= KMSG_LINES)
-		fail_msg("%u records read after the open, want the marker and few others", seen);
+	assert_true(seen >= 1);
 	for (guint i = 0; i < hits->len; i++) {
 		struct kmsg_hit *h = hits->pdata[i];
 
 		assert_null(strstr(h->message, marker));
 	}
-	/* The record is there, as user facility, level 4 */
+	/* The record is there, as user facility, level 6 */
 	assert_true(find_marker(fd, marker, &rec));
 	close(fd);
 	assert_int_equal(rec.facility, 1);
-	assert_int_equal(rec.level, 4);
-	assert_int_equal(kmsg_classify(rec.message), KMSG_CLASS_NONE); /* our own tag */
+	assert_int_equal(rec.level, 6);
 	assert_int_equal(kmsg_record_classify(&rec), KMSG_CLASS_NONE);
 	kmsg_record_clear(&rec);
-
-	/* A mark forgets what came before it: KMSG_LINES lines before the
-	 * mark, one after, and only the one after (and whatever others
-	 * logged meanwhile) is read. */
-	for (int i = 0; i < KMSG_LINES; i++) {
-		g_autofree char *before = g_strdup_printf("%s: before the mark %d\n", marker, i);
-
-		assert_int_equal(kmsg_write(NULL, before), 0);
-	}
-	assert_int_equal(kmsg_mark(w), 0);
-	g_free(line);
-	line = g_strdup_printf("%s: after the mark\n", marker);
-	assert_int_equal(kmsg_write(NULL, line), 0);
-	seen = 0;
-	assert_int_equal(kmsg_read_new(w, hits, &seen), 0);
-	if (seen < 1 || seen >= KMSG_LINES)
-		fail_msg("%u records read after the mark, want the line written after it "
-			 "and none of the %d before", seen, KMSG_LINES);
-	/* and nothing is read twice */
-	seen = 0;
-	assert_int_equal(kmsg_read_new(w, hits, &seen), 0);
-	assert_true(seen < KMSG_LINES);
 }
 
 int main(void)
@@ -209,6 +258,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classify_table),
 		cmocka_unit_test(test_record_parse),
+		cmocka_unit_test(test_watch_private_log),
 		cmocka_unit_test(test_marker_roundtrip),
 	};
 

@@ -136,6 +136,37 @@ static void test_existing_and_symlink(void **state)
 	assert_string_equal(names, "link out");
 }
 
+/* A symlink to nothing is bad input (-EINVAL naming it and its target),
+ * for the check and the write: the link stays, nothing is created where it
+ * points, no temporary file is left. /dev/stdout with stdout closed is such
+ * a link (/proc/self/fd/1); ours here points at a missing file of our own
+ * directory, and at one in a missing directory. */
+static void test_dangling_symlink(void **state)
+{
+	g_autofree char *link = g_build_filename(dir, "link", NULL);
+	g_autofree char *link2 = g_build_filename(dir, "link2", NULL);
+	g_autofree char *gz = g_build_filename(dir, "link.gz", NULL);
+	g_autofree char *names = NULL, *to = NULL;
+	struct stat st;
+
+	assert_int_equal(symlink("missing", link), 0);
+	assert_int_equal(symlink("nodir/missing", link2), 0);
+	assert_int_equal(symlink("missing.gz", gz), 0);
+	assert_int_equal(outfile_check(link), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "link: a symbolic link to missing, which does not exist"));
+	assert_int_equal(outfile_write(link, "x\n", 2), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "a symbolic link to missing"));
+	assert_int_equal(outfile_check(link2), -EINVAL);
+	assert_int_equal(outfile_write(link2, "x\n", 2), -EINVAL);
+	assert_int_equal(outfile_write(gz, "x\n", 2), -EINVAL);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	to = g_file_read_link(link, NULL);
+	assert_string_equal(to, "missing");
+	names = entries();
+	assert_string_equal(names, "link link.gz link2");
+}
+
 /* A FIFO gets the bytes and stays a FIFO. */
 static void test_fifo(void **state)
 {
@@ -236,6 +267,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_regular, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_new_file_umask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_existing_and_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dangling_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_write, setup, teardown),

@@ -11,6 +11,7 @@
 #include "testutil.h"
 
 #include "attr.h"
+#include "fleet.h"
 #include "journal.h"
 #include "log.h"
 #include "perfev.h"
@@ -18,14 +19,20 @@
 #include "runner.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct fake {
 	bool started, harmed_since_mark;
 	unsigned int marks, restarts, selftests, judges;
 	int fail_judge_at;   /* the Nth judge returns an error (INFRA); 0: never */
+	/* The Nth judge gets SIGTERM (fleet_signals_install'd) and judges in
+	 * haste, as a heartbeat wait cut short by it would: GUEST_HANG. */
+	int signal_at_judge;
+	bool signal_at_restart; /* the restart before a batch gets SIGTERM */
 	bool harm_baseline;
 	/* What was armed, seen from outside the runner: at each mark the
 	 * journal's last line must be the batch's "arm" line (the journal is
@@ -123,6 +130,12 @@ static int f_judge(void *ctx, enum outcome *o, json_t **verdicts)
 	f->judges++;
 	if (f->fail_judge_at && f->judges == (unsigned int)f->fail_judge_at)
 		return pc_fail(ECONNRESET, "libvirt: connection reset (fake)");
+	if (f->signal_at_judge && f->judges == (unsigned int)f->signal_at_judge) {
+		raise(SIGTERM);
+		*o = OUTCOME_GUEST_HANG;
+		*verdicts = json_pack("[{s:s}]", "verdict", "GUEST_HANG");
+		return 0;
+	}
 	if (f->harm_baseline && f->judges == 1)
 		f->harmed_since_mark = true;
 	*o = f->harmed_since_mark ? OUTCOME_GUEST_CRASH : OUTCOME_OK;
@@ -133,7 +146,11 @@ static int f_judge(void *ctx, enum outcome *o, json_t **verdicts)
 
 static int f_restart(void *ctx)
 {
-	((struct fake *)ctx)->restarts++;
+	struct fake *f = ctx;
+
+	f->restarts++;
+	if (f->signal_at_restart)
+		raise(SIGTERM);
 	return 0;
 }
 
@@ -714,6 +731,140 @@ static void test_unwritable_report_leaves_no_run_json(void **state)
 	fake_clear(&f2);
 }
 
+/* The run directory the child of test_signal_leaves_batch_unjudged made. */
+static char *only_run_dir(const char *results)
+{
+	g_autoptr(GDir) d = g_dir_open(results, 0, NULL);
+	const char *name;
+	char *found = NULL;
+
+	assert_non_null(d);
+	while ((name = g_dir_read_name(d))) {
+		g_autofree char *p = g_build_filename(results, name, JOURNAL_FILE, NULL);
+
+		if (g_file_test(p, G_FILE_TEST_EXISTS)) {
+			assert_null(found);
+			found = g_build_filename(results, name, NULL);
+		}
+	}
+	assert_non_null(found);
+	return found;
+}
+
+/* SIGTERM while batch 0 is armed (Ctrl-C, a CI timeout, a service stop):
+ * the batch is never judged, nothing is armed after it, and --resume arms
+ * it again and ends clean. The signal flag is process-wide and sticky, so
+ * the interrupted run is a child's. */
+static void test_signal_leaves_batch_unjudged(void **state)
+{
+	struct fixture *fx = armed_fixture(state);
+	struct fake f = { .signal_at_judge = 2 }, f2 = { 0 };  /* judge 1: the baseline */
+	struct runner_guests g = fake_guests(&f), g2 = fake_guests(&f2);
+	struct runner_opts o = opts_for(fx);
+	struct runner_report rep2;
+	g_autoptr(journal_replay) jr = NULL;
+	g_autoptr(result_set) set = NULL;
+	g_autofree char *run_dir = NULL;
+	const struct journal_batch *b;
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct runner_report rep;
+		int rc;
+
+		fleet_signals_install();
+		rc = runner_run(&o, &g, &rep);
+		if (rc)
+			_exit(3);
+		if (rep.verdict != RUNNER_VERDICT_INFRA || !rep.why || !strstr(rep.why, "signal 15")) {
+			fprintf(stderr, "verdict %s: %s\n", runner_verdict_name(rep.verdict),
+				rep.why ? rep.why : "");
+			_exit(4);
+		}
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	run_dir = only_run_dir(fx->dir);
+	assert_int_equal(journal_read(run_dir, &jr), 0);
+	/* batch 0 only: no batch armed once the signal was seen */
+	assert_int_equal(jr->batches->len, 1);
+	b = jr->batches->pdata[0];
+	assert_int_equal(b->id, 0);
+	if (b->judged)
+		fail_msg("batch 0, cut short by our own SIGTERM, was judged %s", b->outcome);
+	assert_true(b->interrupted);
+	assert_null(journal_replay_open_batch(jr));
+
+	fake_init(&f2);
+	o.resume_dir = run_dir;
+	if (runner_run(&o, &g2, &rep2))
+		fail_msg("%s", pc_errmsg());
+	assert_int_equal(rep2.verdict, RUNNER_VERDICT_CLEAN);
+	assert_true(batch_armed(&f2, 0));
+	set = read_run(run_dir);
+	for (guint i = 0; i < set->cells->len; i++) {
+		const struct cell *c = set->cells->pdata[i];
+
+		if (outcome_is_harm(c->outcome) || c->outcome == OUTCOME_INFRA)
+			fail_msg("%s %s: %s after the resume", c->profile, c->spec,
+				 outcome_name(c->outcome));
+	}
+	runner_report_clear(&rep2);
+	fake_clear(&f2);
+}
+
+/* SIGTERM between batches (during the restart after a harmful one): the
+ * next batch is not armed at all, and the run stops saying why. */
+static void test_signal_before_batch_arms_nothing(void **state)
+{
+	struct fixture *fx = armed_fixture(state);
+	struct fake f = { .signal_at_restart = true };
+	struct runner_guests g = fake_guests(&f);
+	struct runner_opts o = opts_for(fx);
+	g_autoptr(journal_replay) jr = NULL;
+	g_autofree char *run_dir = NULL;
+	const struct journal_batch *b;
+	int status;
+	pid_t pid;
+
+	o.selftest_spec = "page-faults:k";
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct runner_report rep;
+
+		fleet_signals_install();
+		if (runner_run(&o, &g, &rep))
+			_exit(3);
+		if (rep.verdict != RUNNER_VERDICT_INFRA || !rep.why ||
+		    !strstr(rep.why, "interrupted by signal 15 before batch")) {
+			fprintf(stderr, "verdict %s: %s\n", runner_verdict_name(rep.verdict),
+				rep.why ? rep.why : "");
+			_exit(4);
+		}
+		_exit(f.restarts == 1 ? 0 : 5);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	run_dir = only_run_dir(fx->dir);
+	assert_int_equal(journal_read(run_dir, &jr), 0);
+	/* the harmful batch was judged before the signal; nothing after it */
+	assert_true(jr->batches->len >= 1);
+	b = jr->batches->pdata[jr->batches->len - 1];
+	if (!b->judged || !strcmp(b->outcome, "OK"))
+		fail_msg("the last batch armed, %u, is %s: want the harmful one before the signal",
+			 b->id, b->judged ? b->outcome : "not judged");
+	assert_null(journal_replay_open_batch(jr));
+}
+
 static void test_bad_input(void **state)
 {
 	struct fixture *fx = *state;
@@ -746,6 +897,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_harness_killed_rearms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baseline_harm_is_infra, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resume_hostile_load_counts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_signal_leaves_batch_unjudged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_signal_before_batch_arms_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 	};
 
