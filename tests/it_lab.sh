@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # pmucanary lab end to end: two kernels built from Debian's linux-source-6.1
-# (tests/kernels.sh: a lab-host config, and the same with one deliberate perf
-# ABI change), each booted as a lab host that runs tests/data/lab/abi.ini
-# against nested KVM guests of its own KVM.
+# (tests/kernels.sh: a lab-host config, and the same as the "3.7 kernel",
+# replay:pebs-2012-harm+pebs-2012-fix), each booted as a lab host that runs
+# tests/data/lab/abi.ini against nested KVM guests of its own KVM.
 #  - exit 1 (a regression), and the diff base -> patched flags exactly the
-#    cells predicted from the patch's rule and `pmucanary encode` (computed
-#    here, not by the harness): cpu-clock attrs with precise_ip > 0 and
+#    cells predicted from the patch's rule and a hand-written table of each
+#    perf release's encodings (computed here, not by the harness), and
+#    nothing else (the harm patch acts only on attrs the fix refuses: no
+#    harm gets through): cpu-clock attrs with precise_ip > 0 and
 #    exclude_guest = 0 are refused with EOPNOTSUPP, except where perf's own
 #    fallback retries with exclude_guest (today's perf, no G/H given:
 #    evsel__fallback() in tools/perf/util/evsel.c);
