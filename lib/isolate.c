@@ -532,9 +532,9 @@ static int prove_rule(struct isolate *iso, struct evidence *ev)
 /* No rule holds: what the tests left unexplained in each harmful screening
  * batch is searched as without a rule. Ids that harmed alone are culprits
  * already; ids a clean test armed are left out, unless nothing else in the
- * batch can explain its harm (then the whole batch, as screened). */
+ * batch can explain its harm (then the whole batch, searched as screened). */
 static int search_unexplained(struct isolate *iso, struct evidence *ev, const size_t *all,
-			      const GArray *harmful)
+			      const GArray *harmful, const GArray *screened)
 {
 	int r;
 
@@ -563,11 +563,9 @@ static int search_unexplained(struct isolate *iso, struct evidence *ev, const si
 				continue;
 			}
 		}
-		if (explained)
-			continue;
-		if ((r = test(iso, ISOLATE_KIND_RECHECK, all + lo, n, &o)))
-			return r;
-		if (HARM(o) && (r = search(iso, all + lo, n, o)))
+		/* As without a rule: the screening verdict stands for the
+		 * batch (a host that died under it does not die again). */
+		if (!explained && (r = search(iso, all + lo, n, g_array_index(screened, enum outcome, b))))
 			return r;
 	}
 	return 0;
@@ -580,6 +578,7 @@ static int run_rule(struct isolate *iso, const size_t *all)
 	g_autofree bool *cleared = g_new0(bool, iso->n_ids + 1);
 	g_autofree enum outcome *alone = g_new(enum outcome, iso->n_ids + 1);
 	g_autoptr(GArray) harmful = g_array_new(FALSE, FALSE, sizeof(size_t));
+	g_autoptr(GArray) screened = g_array_new(FALSE, FALSE, sizeof(enum outcome));
 	struct evidence ev = { learner, cleared, alone };
 	int r;
 
@@ -591,8 +590,10 @@ static int run_rule(struct isolate *iso, const size_t *all)
 
 		if ((r = rule_test(iso, &ev, ISOLATE_KIND_SCREEN, all + lo, n, &o)))
 			return r;
-		if (HARM(o))
+		if (HARM(o)) {
 			g_array_append_val(harmful, lo);
+			g_array_append_val(screened, o);
+		}
 	}
 	if (!harmful->len)
 		return 0;
@@ -600,7 +601,7 @@ static int run_rule(struct isolate *iso, const size_t *all)
 		return r;
 	if (iso->proven)
 		return 0;
-	return search_unexplained(iso, &ev, all, harmful);
+	return search_unexplained(iso, &ev, all, harmful, screened);
 }
 
 int isolate_run(struct isolate *iso, isolate_test_fn fn, void *ctx)
