@@ -422,11 +422,17 @@ static gpointer feature(const struct perf_event_attr *a, enum attr_field f)
  * not hold yet, a new config only breaking ties (the lowest id on the
  * rest), until none adds a pair but configs. Configs alone would ask for
  * every event of a sweep: each sample already brings a new type when
- * there is one. */
+ * there is one. A class that fits in a sample is armed whole: every cell
+ * then has its own k/n, for the rounds `each` would spend confirming it. */
 static void pick_sample(const struct isolate *iso, const GArray *cover, GArray *out)
 {
 	GHashTable *seen[ATTR_FIELD_COUNT];
 	g_autofree bool *taken = g_new0(bool, cover->len + 1);
+
+	if (cover->len <= ISOLATE_RULE_SAMPLE) {
+		g_array_append_vals(out, cover->data, cover->len);
+		return;
+	}
 
 	for (int f = 0; f < ATTR_FIELD_COUNT; f++)
 		seen[f] = g_hash_table_new(g_direct_hash, g_direct_equal);

@@ -22,8 +22,9 @@
  * runs over every batch first, then, up to ISOLATE_RULE_TRIES times, a rule
  * is learned from every verdict so far and tested like a hypothesis:
  *
- *   sample   up to ISOLATE_RULE_SAMPLE attrs the rule matches, chosen to
- *            cover distinct field values, each armed alone: each must harm;
+ *   sample   every attr the rule matches when they are ISOLATE_RULE_SAMPLE
+ *            or fewer, else up to that many chosen to cover distinct field
+ *            values, each armed alone: each must harm;
  *   clear    the attrs it does not match and no clean test has armed yet,
  *            in batches: each batch must stay clean;
  *
