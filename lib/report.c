@@ -546,6 +546,8 @@ static void kcidb_test(const struct report_ctx *ctx, const char *origin, const c
 		kcidb_int(out, "errno", outcome_errno(c->outcome), &mfirst);
 	kcidb_int(out, "k", c->k, &mfirst);
 	kcidb_int(out, "n", c->n, &mfirst);
+	/* k/n 0/0 on a harm: judged by a proven rule, say which */
+	kcidb_member(out, "rule", results_cell_rule(c), &mfirst);
 	if (c->has_attr)
 		kcidb_json(out, "attr", attr_to_json(&c->attr), &mfirst);
 	kcidb_member(out, "error", c->error, &mfirst);
