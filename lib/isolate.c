@@ -33,6 +33,7 @@ struct isolate {
 	void *ctx;
 	unsigned int seq;
 	GPtrArray *culprits;   /* struct isolate_culprit * */
+	GHashTable *culprit_of;/* id + 1 -> the first culprit holding it (a rule names thousands) */
 	GHashTable *memo;      /* "id,id,..." -> outcome + 1 */
 	bool proven;           /* rule holds */
 	struct rule rule;
@@ -62,6 +63,7 @@ struct isolate *isolate_new(size_t n_ids, size_t batch_size, unsigned int confir
 	iso->batch_size = batch_size ? batch_size : 1;
 	iso->confirm = confirm;
 	iso->culprits = g_ptr_array_new_with_free_func(culprit_free);
+	iso->culprit_of = g_hash_table_new(g_direct_hash, g_direct_equal);
 	iso->memo = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	iso->sample = g_array_new(FALSE, FALSE, sizeof(size_t));
 	return iso;
@@ -71,6 +73,7 @@ void isolate_free(struct isolate *iso)
 {
 	if (!iso)
 		return;
+	g_hash_table_unref(iso->culprit_of);
 	g_ptr_array_unref(iso->culprits);
 	g_hash_table_unref(iso->memo);
 	g_array_unref(iso->sample);
@@ -122,6 +125,9 @@ static void add_culprit(struct isolate *iso, const size_t *ids, size_t count, en
 	c->count = count;
 	c->outcome = o;
 	g_ptr_array_add(iso->culprits, c);
+	for (size_t i = 0; i < count; i++)
+		if (!g_hash_table_contains(iso->culprit_of, GSIZE_TO_POINTER(ids[i] + 1)))
+			g_hash_table_insert(iso->culprit_of, GSIZE_TO_POINTER(ids[i] + 1), c);
 }
 
 #define HARM(o) ((o) != OUTCOME_OK)
@@ -618,6 +624,7 @@ int isolate_run(struct isolate *iso, isolate_test_fn fn, void *ctx)
 	iso->fn = fn;
 	iso->ctx = ctx;
 	iso->seq = 0;
+	g_hash_table_remove_all(iso->culprit_of);
 	g_ptr_array_set_size(iso->culprits, 0);
 	g_hash_table_remove_all(iso->memo);
 	iso->proven = false;
@@ -693,14 +700,7 @@ const struct isolate_culprit *isolate_culprit_at(const struct isolate *iso, size
 
 const struct isolate_culprit *isolate_culprit_of(const struct isolate *iso, size_t id)
 {
-	for (guint i = 0; i < iso->culprits->len; i++) {
-		const struct isolate_culprit *c = iso->culprits->pdata[i];
-
-		for (size_t j = 0; j < c->count; j++)
-			if (c->ids[j] == id)
-				return c;
-	}
-	return NULL;
+	return g_hash_table_lookup(iso->culprit_of, GSIZE_TO_POINTER(id + 1));
 }
 
 const struct rule *isolate_rule(const struct isolate *iso, const size_t **ids, size_t *count)
