@@ -3,6 +3,8 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const kind_names[ISOLATE_KIND_COUNT] = {
@@ -12,6 +14,8 @@ static const char *const kind_names[ISOLATE_KIND_COUNT] = {
 	[ISOLATE_KIND_COMBINE] = "combine",
 	[ISOLATE_KIND_CONFIRM] = "confirm",
 	[ISOLATE_KIND_ACROSS] = "across",
+	[ISOLATE_KIND_SAMPLE] = "sample",
+	[ISOLATE_KIND_CLEAR] = "clear",
 };
 
 const char *isolate_kind_name(enum isolate_kind k)
@@ -23,12 +27,18 @@ struct isolate {
 	size_t n_ids, batch_size;
 	unsigned int confirm;
 	bool cover_pairs;
+	const struct perf_event_attr *attrs;   /* isolate_use_rule */
 	/* per run */
 	isolate_test_fn fn;
 	void *ctx;
 	unsigned int seq;
 	GPtrArray *culprits;   /* struct isolate_culprit * */
+	GHashTable *culprit_of;/* id + 1 -> the first culprit holding it (a rule names thousands) */
 	GHashTable *memo;      /* "id,id,..." -> outcome + 1 */
+	bool proven;           /* rule holds */
+	struct rule rule;
+	GArray *sample;        /* size_t: the proven rule's */
+	unsigned int refuted;
 };
 
 /* A set of ids: a view (ids, count) into an array owned elsewhere or here. */
@@ -53,7 +63,9 @@ struct isolate *isolate_new(size_t n_ids, size_t batch_size, unsigned int confir
 	iso->batch_size = batch_size ? batch_size : 1;
 	iso->confirm = confirm;
 	iso->culprits = g_ptr_array_new_with_free_func(culprit_free);
+	iso->culprit_of = g_hash_table_new(g_direct_hash, g_direct_equal);
 	iso->memo = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	iso->sample = g_array_new(FALSE, FALSE, sizeof(size_t));
 	return iso;
 }
 
@@ -61,8 +73,10 @@ void isolate_free(struct isolate *iso)
 {
 	if (!iso)
 		return;
+	g_hash_table_unref(iso->culprit_of);
 	g_ptr_array_unref(iso->culprits);
 	g_hash_table_unref(iso->memo);
+	g_array_unref(iso->sample);
 	g_free(iso);
 }
 
@@ -111,6 +125,9 @@ static void add_culprit(struct isolate *iso, const size_t *ids, size_t count, en
 	c->count = count;
 	c->outcome = o;
 	g_ptr_array_add(iso->culprits, c);
+	for (size_t i = 0; i < count; i++)
+		if (!g_hash_table_contains(iso->culprit_of, GSIZE_TO_POINTER(ids[i] + 1)))
+			g_hash_table_insert(iso->culprit_of, GSIZE_TO_POINTER(ids[i] + 1), c);
 }
 
 #define HARM(o) ((o) != OUTCOME_OK)
@@ -362,6 +379,243 @@ static int across(struct isolate *iso, const size_t *a, size_t na, const size_t 
 	return combine(iso, u, ma + mb, ou);
 }
 
+void isolate_use_rule(struct isolate *iso, const struct perf_event_attr *attrs)
+{
+	iso->attrs = attrs;
+}
+
+/* What the tests of rule mode said, for the learner and for the search
+ * that follows when no rule holds. */
+struct evidence {
+	struct rule_learner *learner;
+	bool *cleared;          /* in a test that stayed clean */
+	enum outcome *alone;    /* first arm alone; OUTCOME_COUNT: never */
+};
+
+/* A sample already armed alone (for a rule refuted since) is not armed
+ * again: its verdict stands, and the sequence stays a function of results. */
+static int rule_test(struct isolate *iso, struct evidence *ev, enum isolate_kind kind,
+		     const size_t *ids, size_t count, enum outcome *o)
+{
+	int r;
+
+	if (kind == ISOLATE_KIND_SAMPLE && ev->alone[ids[0]] != OUTCOME_COUNT) {
+		*o = ev->alone[ids[0]];
+		return 0;
+	}
+	if ((r = test(iso, kind, ids, count, o)))
+		return r;
+	rule_learner_add(ev->learner, ids, count, HARM(*o));
+	for (size_t i = 0; i < count && !HARM(*o); i++)
+		ev->cleared[ids[i]] = true;
+	if (count == 1 && ev->alone[ids[0]] == OUTCOME_COUNT)
+		ev->alone[ids[0]] = *o;
+	return 0;
+}
+
+/* A (field, value) pair as a hash key; config counts with its type. */
+static gpointer feature(const struct perf_event_attr *a, enum attr_field f)
+{
+	uint64_t v = attr_get(a, f);
+
+	if (f == ATTR_F_config)
+		v = v * 31 + a->type;
+	return (gpointer)(uintptr_t)(v + 1);
+}
+
+/* Up to ISOLATE_RULE_SAMPLE ids of cover, spread over the attr space:
+ * greedily the id that adds the most (field, value) pairs the sample does
+ * not hold yet, a new config only breaking ties (the lowest id on the
+ * rest), until none adds a pair but configs. Configs alone would ask for
+ * every event of a sweep: each sample already brings a new type when
+ * there is one. A class that fits in a sample is armed whole: every cell
+ * then has its own k/n, for the rounds `each` would spend confirming it. */
+static void pick_sample(const struct isolate *iso, const GArray *cover, GArray *out)
+{
+	GHashTable *seen[ATTR_FIELD_COUNT];
+	g_autofree bool *taken = g_new0(bool, cover->len + 1);
+
+	if (cover->len <= ISOLATE_RULE_SAMPLE) {
+		g_array_append_vals(out, cover->data, cover->len);
+		return;
+	}
+
+	for (int f = 0; f < ATTR_FIELD_COUNT; f++)
+		seen[f] = g_hash_table_new(g_direct_hash, g_direct_equal);
+	while (out->len < MIN((guint)ISOLATE_RULE_SAMPLE, cover->len)) {
+		guint best = 0, best_score = 0;
+
+		for (guint i = 0; i < cover->len; i++) {
+			const struct perf_event_attr *a = &iso->attrs[g_array_index(cover, size_t, i)];
+			guint fresh = 0, score;
+
+			if (taken[i])
+				continue;
+			for (int f = 0; f < ATTR_FIELD_COUNT; f++)
+				if (f != ATTR_F_config)
+					fresh += !g_hash_table_contains(seen[f], feature(a, (enum attr_field)f));
+			score = 2 * fresh + !g_hash_table_contains(seen[ATTR_F_config],
+								    feature(a, ATTR_F_config));
+			/* The first sample is taken whatever it adds. */
+			if ((fresh || !out->len) && score > best_score) {
+				best_score = score;
+				best = i;
+			}
+		}
+		if (!best_score)
+			break;
+		taken[best] = true;
+		for (int f = 0; f < ATTR_FIELD_COUNT; f++)
+			g_hash_table_add(seen[f], feature(&iso->attrs[g_array_index(cover, size_t, best)],
+							  (enum attr_field)f));
+		g_array_append_val(out, g_array_index(cover, size_t, best));
+	}
+	for (int f = 0; f < ATTR_FIELD_COUNT; f++)
+		g_hash_table_unref(seen[f]);
+	g_array_sort(out, cmp_id);
+}
+
+/* Learns a rule and tests it, up to ISOLATE_RULE_TRIES times; on success
+ * the culprits are what it matches. */
+static int prove_rule(struct isolate *iso, struct evidence *ev)
+{
+	for (unsigned int tries = 0; tries < ISOLATE_RULE_TRIES; tries++) {
+		g_autoptr(GArray) cover = g_array_new(FALSE, FALSE, sizeof(size_t));
+		g_autoptr(GArray) clear = g_array_new(FALSE, FALSE, sizeof(size_t));
+		g_autoptr(GArray) sample = g_array_new(FALSE, FALSE, sizeof(size_t));
+		bool refuted = false;
+		struct rule rl;
+		enum outcome o, first = OUTCOME_COUNT;
+		int r;
+
+		if (rule_learn(ev->learner, &rl)) {
+			pc_debug("isolate: %s", pc_errmsg());
+			return 0;
+		}
+		for (size_t id = 0; id < iso->n_ids; id++) {
+			if (rule_matches(&rl, &iso->attrs[id]))
+				g_array_append_val(cover, id);
+			else if (!ev->cleared[id])
+				g_array_append_val(clear, id);
+		}
+		pick_sample(iso, cover, sample);
+		for (guint i = 0; i < sample->len && !refuted; i++) {
+			size_t id = g_array_index(sample, size_t, i);
+
+			if ((r = rule_test(iso, ev, ISOLATE_KIND_SAMPLE, &id, 1, &o)))
+				return r;
+			refuted = !HARM(o);
+			if (first == OUTCOME_COUNT)
+				first = o;
+		}
+		for (guint lo = 0; lo < clear->len && !refuted; lo += (guint)iso->batch_size) {
+			guint n = MIN((guint)iso->batch_size, clear->len - lo);
+
+			if ((r = rule_test(iso, ev, ISOLATE_KIND_CLEAR,
+					   &g_array_index(clear, size_t, lo), n, &o)))
+				return r;
+			refuted = HARM(o);
+		}
+		if (refuted) {
+			g_autofree char *text = rule_to_string(&rl);
+
+			pc_info("isolate: rule \"%s\" refuted (%u rounds so far)", text, iso->seq);
+			iso->refuted++;
+			continue;
+		}
+		iso->proven = true;
+		iso->rule = rl;
+		g_array_append_vals(iso->sample, sample->data, sample->len);
+		for (guint i = 0; i < cover->len; i++) {
+			size_t id = g_array_index(cover, size_t, i);
+			bool alone = ev->alone[id] != OUTCOME_COUNT;
+			struct isolate_culprit *c;
+
+			add_culprit(iso, &id, 1, alone ? ev->alone[id] : first);
+			c = iso->culprits->pdata[iso->culprits->len - 1];
+			c->by_rule = !alone;
+			c->rule_sample = bsearch(&id, sample->data, sample->len, sizeof(size_t), cmp_id) != NULL;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* No rule holds: what the tests left unexplained in each harmful screening
+ * batch is searched as without a rule. Ids that harmed alone are culprits
+ * already; ids a clean test armed are left out, unless nothing else in the
+ * batch can explain its harm (then the whole batch, searched as screened). */
+static int search_unexplained(struct isolate *iso, struct evidence *ev, const size_t *all,
+			      const GArray *harmful, const GArray *screened)
+{
+	int r;
+
+	for (size_t id = 0; id < iso->n_ids; id++)
+		if (ev->alone[id] != OUTCOME_COUNT && HARM(ev->alone[id]))
+			add_culprit(iso, &id, 1, ev->alone[id]);
+	for (guint b = 0; b < harmful->len; b++) {
+		size_t lo = g_array_index(harmful, size_t, b);
+		size_t n = MIN(iso->batch_size, iso->n_ids - lo);
+		g_autoptr(GArray) rest = g_array_new(FALSE, FALSE, sizeof(size_t));
+		bool explained = false;
+		enum outcome o;
+
+		for (size_t i = lo; i < lo + n; i++) {
+			if (isolate_culprit_of(iso, all[i]))
+				explained = true;
+			else if (!ev->cleared[all[i]])
+				g_array_append_val(rest, all[i]);
+		}
+		if (rest->len) {
+			if ((r = test(iso, ISOLATE_KIND_RECHECK, (size_t *)rest->data, rest->len, &o)))
+				return r;
+			if (HARM(o)) {
+				if ((r = search(iso, (size_t *)rest->data, rest->len, o)))
+					return r;
+				continue;
+			}
+		}
+		/* As without a rule: the screening verdict stands for the
+		 * batch (a host that died under it does not die again). */
+		if (!explained && (r = search(iso, all + lo, n, g_array_index(screened, enum outcome, b))))
+			return r;
+	}
+	return 0;
+}
+
+/* Screening of every batch, then a rule, else the search. */
+static int run_rule(struct isolate *iso, const size_t *all)
+{
+	g_autoptr(rule_learner) learner = rule_learner_new(iso->attrs, iso->n_ids);
+	g_autofree bool *cleared = g_new0(bool, iso->n_ids + 1);
+	g_autofree enum outcome *alone = g_new(enum outcome, iso->n_ids + 1);
+	g_autoptr(GArray) harmful = g_array_new(FALSE, FALSE, sizeof(size_t));
+	g_autoptr(GArray) screened = g_array_new(FALSE, FALSE, sizeof(enum outcome));
+	struct evidence ev = { learner, cleared, alone };
+	int r;
+
+	for (size_t i = 0; i < iso->n_ids; i++)
+		alone[i] = OUTCOME_COUNT;
+	for (size_t lo = 0; lo < iso->n_ids; lo += iso->batch_size) {
+		size_t n = MIN(iso->batch_size, iso->n_ids - lo);
+		enum outcome o;
+
+		if ((r = rule_test(iso, &ev, ISOLATE_KIND_SCREEN, all + lo, n, &o)))
+			return r;
+		if (HARM(o)) {
+			g_array_append_val(harmful, lo);
+			g_array_append_val(screened, o);
+		}
+	}
+	if (!harmful->len)
+		return 0;
+	if ((r = prove_rule(iso, &ev)))
+		return r;
+	if (iso->proven)
+		return 0;
+	return search_unexplained(iso, &ev, all, harmful, screened);
+}
+
 int isolate_run(struct isolate *iso, isolate_test_fn fn, void *ctx)
 {
 	g_autofree size_t *all = g_new(size_t, iso->n_ids ? iso->n_ids : 1);
@@ -370,19 +624,28 @@ int isolate_run(struct isolate *iso, isolate_test_fn fn, void *ctx)
 	iso->fn = fn;
 	iso->ctx = ctx;
 	iso->seq = 0;
+	g_hash_table_remove_all(iso->culprit_of);
 	g_ptr_array_set_size(iso->culprits, 0);
 	g_hash_table_remove_all(iso->memo);
+	iso->proven = false;
+	iso->refuted = 0;
+	g_array_set_size(iso->sample, 0);
 	for (size_t i = 0; i < iso->n_ids; i++)
 		all[i] = i;
 
-	for (size_t lo = 0; lo < iso->n_ids; lo += iso->batch_size) {
-		size_t n = MIN(iso->batch_size, iso->n_ids - lo);
-		enum outcome o;
+	if (iso->attrs) {
+		if ((r = run_rule(iso, all)))
+			return r;
+	} else {
+		for (size_t lo = 0; lo < iso->n_ids; lo += iso->batch_size) {
+			size_t n = MIN(iso->batch_size, iso->n_ids - lo);
+			enum outcome o;
 
-		if ((r = test(iso, ISOLATE_KIND_SCREEN, all + lo, n, &o)))
-			return r;
-		if (HARM(o) && (r = search(iso, all + lo, n, o)))
-			return r;
+			if ((r = test(iso, ISOLATE_KIND_SCREEN, all + lo, n, &o)))
+				return r;
+			if (HARM(o) && (r = search(iso, all + lo, n, o)))
+				return r;
+		}
 	}
 	if (iso->cover_pairs && iso->n_ids > iso->batch_size) {
 		/* Each screening batch in two halves (one when it holds a
@@ -411,9 +674,12 @@ int isolate_run(struct isolate *iso, isolate_test_fn fn, void *ctx)
 					return r;
 			}
 	}
-	for (guint i = 0; i < iso->culprits->len; i++)
-		if ((r = confirm_culprit(iso, iso->culprits->pdata[i])))
+	for (guint i = 0; i < iso->culprits->len; i++) {
+		struct isolate_culprit *c = iso->culprits->pdata[i];
+
+		if (!c->by_rule && (r = confirm_culprit(iso, c)))
 			return r;
+	}
 	return 0;
 }
 
@@ -434,12 +700,19 @@ const struct isolate_culprit *isolate_culprit_at(const struct isolate *iso, size
 
 const struct isolate_culprit *isolate_culprit_of(const struct isolate *iso, size_t id)
 {
-	for (guint i = 0; i < iso->culprits->len; i++) {
-		const struct isolate_culprit *c = iso->culprits->pdata[i];
+	return g_hash_table_lookup(iso->culprit_of, GSIZE_TO_POINTER(id + 1));
+}
 
-		for (size_t j = 0; j < c->count; j++)
-			if (c->ids[j] == id)
-				return c;
-	}
-	return NULL;
+const struct rule *isolate_rule(const struct isolate *iso, const size_t **ids, size_t *count)
+{
+	if (ids)
+		*ids = iso->proven ? (const size_t *)iso->sample->data : NULL;
+	if (count)
+		*count = iso->proven ? iso->sample->len : 0;
+	return iso->proven ? &iso->rule : NULL;
+}
+
+unsigned int isolate_rules_refuted(const struct isolate *iso)
+{
+	return iso->refuted;
 }

@@ -17,6 +17,22 @@
  *            only together is found when screening put it apart;
  *   confirm  each culprit alone (or its combination), `confirm` times: k/n.
  *
+ * With isolate_use_rule (`[load] isolate = rule`), a harm is explained by a
+ * rule over attr fields (rule.h) before any culprit is searched: screening
+ * runs over every batch first, then, up to ISOLATE_RULE_TRIES times, a rule
+ * is learned from every verdict so far and tested like a hypothesis:
+ *
+ *   sample   every attr the rule matches when they are ISOLATE_RULE_SAMPLE
+ *            or fewer, else up to that many chosen to cover distinct field
+ *            values, each armed alone: each must harm;
+ *   clear    the attrs it does not match and no clean test has armed yet,
+ *            in batches: each batch must stay clean;
+ *
+ * a contradiction is one more verdict for the next rule. A proven rule's
+ * sample is confirmed like a culprit (k/n); every other attr it matches is
+ * a culprit `by_rule`, never armed alone. When no rule holds, what the tests
+ * did not clear is searched as without a rule (split, recheck...).
+ *
  * The sequence of tests is a function of the results alone, so a run is
  * resumed by calling isolate_run again with an oracle that answers the
  * already judged tests (by seq) from the journal without arming anything. */
@@ -24,6 +40,7 @@
 #define PMUCANARY_ISOLATE_H
 
 #include "outcome.h"
+#include "rule.h"
 
 #include <glib.h>
 #include <stdbool.h>
@@ -36,6 +53,8 @@ enum isolate_kind {
 	ISOLATE_KIND_COMBINE,
 	ISOLATE_KIND_CONFIRM,
 	ISOLATE_KIND_ACROSS,
+	ISOLATE_KIND_SAMPLE,
+	ISOLATE_KIND_CLEAR,
 	ISOLATE_KIND_COUNT
 };
 
@@ -57,7 +76,9 @@ struct isolate_culprit {
 	size_t *ids;         /* one attr, or the smallest harmful combination */
 	size_t count;
 	enum outcome outcome;/* first harm seen confirming it (or finding it) */
-	unsigned int k, n;   /* harmful confirm runs out of n */
+	unsigned int k, n;   /* harmful confirm runs out of n (0/0: by_rule) */
+	bool by_rule;        /* matched by the proven rule, never armed alone */
+	bool rule_sample;    /* armed alone to prove the rule (k/n its own) */
 };
 
 struct isolate;
@@ -73,6 +94,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(isolate, isolate_free)
  * across batches is otherwise never armed together. Off by default. */
 void isolate_cover_pairs(struct isolate *iso, bool on);
 
+/* Learn and prove a rule before searching culprits (see above); attrs holds
+ * the n_ids attrs by id, borrowed until the isolate is freed. NULL: search
+ * each culprit (the default). */
+#define ISOLATE_RULE_TRIES 8
+#define ISOLATE_RULE_SAMPLE 8
+void isolate_use_rule(struct isolate *iso, const struct perf_event_attr *attrs);
+
 /* Runs every test through fn. Starts over on each call (see resume above). */
 int isolate_run(struct isolate *iso, isolate_test_fn fn, void *ctx);
 
@@ -82,5 +110,10 @@ size_t isolate_culprit_count(const struct isolate *iso);
 const struct isolate_culprit *isolate_culprit_at(const struct isolate *iso, size_t i);
 /* The culprit that contains id, or NULL when id was judged harmless. */
 const struct isolate_culprit *isolate_culprit_of(const struct isolate *iso, size_t id);
+/* The rule the last isolate_run proved, or NULL; its sample (ids armed
+ * alone, ascending) through *ids. */
+const struct rule *isolate_rule(const struct isolate *iso, const size_t **ids, size_t *count);
+/* Rules learned and then refuted by a test in the last isolate_run. */
+unsigned int isolate_rules_refuted(const struct isolate *iso);
 
 #endif

@@ -138,6 +138,9 @@ char *report_judged_describe(const struct report_ctx *ctx, const struct judged *
 	if (c->n)
 		g_string_append_printf(s, ", k/n %d/%d", c->k, c->n);
 	g_string_append_c(s, '\n');
+	if (results_cell_rule(c))
+		g_string_append_printf(s, "judged by rule %s (proven on a sample of attrs armed alone; "
+				       "this one was not)\n", results_cell_rule(c));
 	if (j->erratum)
 		g_string_append_printf(s, "known erratum %s: %s\n", erratum_id(j->erratum),
 				       erratum_title(j->erratum));
@@ -244,9 +247,14 @@ static void junit_case(const struct report_ctx *ctx, const struct matrix_row *ro
 	g_string_append(out, " time=\"0\">\n");
 	switch (j.verdict) {
 	case VERDICT_HARM:
-		msg = g_strdup_printf("%s %d/%d%s%s", outcome_name(j.cell->outcome), j.cell->k,
-				      j.cell->n, j.base ? ": " : "",
-				      j.base ? diff_group_title(j.group) : "");
+		if (results_cell_rule(j.cell))
+			msg = g_strdup_printf("%s by rule %s%s%s", outcome_name(j.cell->outcome),
+					      results_cell_rule(j.cell), j.base ? ": " : "",
+					      j.base ? diff_group_title(j.group) : "");
+		else
+			msg = g_strdup_printf("%s %d/%d%s%s", outcome_name(j.cell->outcome), j.cell->k,
+					      j.cell->n, j.base ? ": " : "",
+					      j.base ? diff_group_title(j.group) : "");
 		g_string_append(out, "      <failure");
 		xml_attr(out, "message", msg);
 		xml_attr(out, "type", outcome_name(j.cell->outcome));
@@ -538,6 +546,8 @@ static void kcidb_test(const struct report_ctx *ctx, const char *origin, const c
 		kcidb_int(out, "errno", outcome_errno(c->outcome), &mfirst);
 	kcidb_int(out, "k", c->k, &mfirst);
 	kcidb_int(out, "n", c->n, &mfirst);
+	/* k/n 0/0 on a harm: judged by a proven rule, say which */
+	kcidb_member(out, "rule", results_cell_rule(c), &mfirst);
 	if (c->has_attr)
 		kcidb_json(out, "attr", attr_to_json(&c->attr), &mfirst);
 	kcidb_member(out, "error", c->error, &mfirst);

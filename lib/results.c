@@ -1152,6 +1152,45 @@ static unsigned int index_of(GPtrArray *names, GHashTable *idx, const char *name
 	return names->len - 1;
 }
 
+const char *results_cell_rule(const struct cell *c)
+{
+	json_t *j = c->extra ? json_object_get(c->extra, "judged") : NULL;
+
+	if (g_strcmp0(json_string_value(j), "rule"))
+		return NULL;
+	return json_string_value(json_object_get(c->extra, "rule"));
+}
+
+/* A run's proven rules (run.json "rules", written by the runner), first:
+ * one line says what a class of cells has in common. */
+static void format_rules(const struct result_set *set, GString *out)
+{
+	json_t *rules = set->extra ? json_object_get(set->extra, "rules") : NULL;
+	size_t i;
+	json_t *r;
+
+	if (!json_array_size(rules))
+		return;
+	g_string_append(out, "harm explained by a rule over attr fields (proven on the sample, "
+			     "each armed alone; the other attrs it matches were not):\n");
+	json_array_foreach(rules, i, r) {
+		json_t *sample = json_object_get(r, "sample"), *sa;
+		size_t k;
+
+		g_string_append_printf(out, "  - %s: %s on %" JSON_INTEGER_FORMAT " attrs; sample",
+				       json_string_value(json_object_get(r, "text")) ?: "?",
+				       json_string_value(json_object_get(r, "outcome")) ?: "harm",
+				       json_integer_value(json_object_get(r, "attrs")));
+		json_array_foreach(sample, k, sa)
+			g_string_append_printf(out, "%s %s k/n=%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
+					       k ? ";" : "",
+					       json_string_value(json_object_get(sa, "attr")) ?: "?",
+					       json_integer_value(json_object_get(sa, "k")),
+					       json_integer_value(json_object_get(sa, "n")));
+		g_string_append_c(out, '\n');
+	}
+}
+
 static void cell_format_line(const struct cell *c, GString *out)
 {
 	g_string_append_printf(out, "  %-12s %-40s %s", c->profile, c->spec,
@@ -1168,6 +1207,8 @@ static void cell_format_line(const struct cell *c, GString *out)
 	}
 	if (c->n)
 		g_string_append_printf(out, " k/n=%d/%d", c->k, c->n);
+	if (results_cell_rule(c))
+		g_string_append_printf(out, " by rule: %s", results_cell_rule(c));
 	if (c->error)
 		g_string_append_printf(out, "  rejected: %s", c->error);
 	if (c->tries->len > 1) {
@@ -1597,6 +1638,7 @@ void results_format_matrix_opts(const struct result_set *set,
 			g_string_append_printf(out, "  - %s\n",
 					       (char *)set->limitations->pdata[i]);
 	}
+	format_rules(set, out);
 	for (unsigned int i = 0; i < set->cells->len; i++) {
 		const struct cell *c = set->cells->pdata[i];
 		g_autofree char *ev = results_spec_event(c->spec);

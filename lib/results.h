@@ -103,6 +103,11 @@ const struct perf_event_attr *cell_first_attr(const struct cell *cell);
 void cell_add_try(struct cell *cell, const struct perf_event_attr *attr,
 		  enum outcome outcome, const char *why);
 void cell_add_cpu(struct cell *cell, int cpu, enum outcome outcome);
+/* The text of the rule that judged the cell (its extra keys "judged":
+ * "rule" and "rule", written by the runner under isolate = rule: a harm
+ * inferred from a proven rule, not from arming the cell's attr alone), or
+ * NULL. */
+const char *results_cell_rule(const struct cell *cell);
 /* The EVENT part of the cell's spec: "cycles" of "cycles:ppH", "msr/tsc/"
  * of "msr/tsc/:u", "cycles" of "cycles[exclude_guest]"; caller g_free()s. */
 char *results_spec_event(const char *spec);

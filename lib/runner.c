@@ -799,8 +799,46 @@ static gint harmful_by_size(gconstpointer a, gconstpointer b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The proven rule as run.json's "rules" entry: its text and literals, what
+ * it harmed, how many attrs it covers, and each sample attr with its own
+ * k/n (NULL when no rule was proven). */
+static json_t *rule_json(struct run *r, const struct isolate *iso)
+{
+	const size_t *ids;
+	size_t n_ids, covered = 0;
+	const struct rule *rl = isolate_rule(iso, &ids, &n_ids);
+	json_t *j, *sample;
+
+	if (!rl)
+		return NULL;
+	j = rule_to_json(rl);
+	sample = json_array();
+	for (size_t i = 0; i < n_ids; i++) {
+		const struct isolate_culprit *cu = isolate_culprit_of(iso, ids[i]);
+
+		json_array_append_new(sample, json_pack("{s:s,s:s,s:i,s:i}",
+			"attr", ((struct armed *)r->armed->pdata[ids[i]])->key,
+			"outcome", outcome_name(cu ? cu->outcome : OUTCOME_OK),
+			"k", cu ? (int)cu->k : 0, "n", cu ? (int)cu->n : 0));
+	}
+	for (guint id = 0; id < r->armed->len; id++) {
+		const struct isolate_culprit *cu = isolate_culprit_of(iso, id);
+
+		covered += cu && (cu->by_rule || cu->rule_sample);
+	}
+	if (n_ids)
+		json_object_set_new(j, "outcome", json_string(outcome_name(
+			isolate_culprit_of(iso, ids[0])->outcome)));
+	json_object_set_new(j, "attrs", json_integer((json_int_t)covered));
+	json_object_set_new(j, "sample", sample);
+	json_object_set_new(j, "refuted_before", json_integer(isolate_rules_refuted(iso)));
+	return j;
+}
+
 static void cells_apply(struct run *r, const struct isolate *iso)
 {
+	json_t *rule = rule_json(r, iso);
+
 	for (guint id = 0; id < r->armed->len; id++) {
 		struct armed *a = r->armed->pdata[id];
 		const struct isolate_culprit *cu = isolate_culprit_of(iso, id);
@@ -827,6 +865,21 @@ static void cells_apply(struct run *r, const struct isolate *iso)
 			c->outcome = cu->outcome;
 			c->k = (int)cu->k;
 			c->n = (int)cu->n;
+			if (rule && (cu->by_rule || cu->rule_sample)) {
+				/* Judged by the rule, not (or not only) by its own arms:
+				 * the cell says so, with the rule and the sample. */
+				if (!c->extra)
+					c->extra = json_object();
+				json_object_set_new(c->extra, "judged",
+						    json_string(cu->by_rule ? "rule" : "alone"));
+				json_object_set(c->extra, "rule", json_object_get(rule, "text"));
+				json_array_append_new(c->evidence, json_pack("{s:s,s:O,s:O,s:O}",
+					"kind", "rule", "rule", json_object_get(rule, "text"),
+					"literals", json_object_get(rule, "literals"),
+					"sample", json_object_get(rule, "sample")));
+				if (cu->by_rule)
+					continue;
+			}
 			json_t *iso_ev = json_pack("{s:s,s:i,s:i}", "kind", "isolation",
 						   "k", (int)cu->k, "n", (int)cu->n);
 			json_t *with = json_array();
@@ -842,6 +895,13 @@ static void cells_apply(struct run *r, const struct isolate *iso)
 				json_decref(with);
 			json_array_append_new(c->evidence, iso_ev);
 		}
+	}
+	if (rule) {
+		json_t *rules = json_array();
+
+		json_array_append_new(rules, rule);
+		json_object_set_new(r->set->extra ? r->set->extra : (r->set->extra = json_object()),
+				    "rules", rules);
 	}
 	/* The verdicts of the smallest harmful batches holding a culprit. */
 	for (size_t i = 0; i < isolate_culprit_count(iso); i++) {
@@ -1239,6 +1299,8 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 {
 	struct run r = { .opts = opts, .g = guests };
 	g_autoptr(isolate) iso = NULL;
+	/* After iso: freed first, and iso only reads it in isolate_run. */
+	g_autofree struct perf_event_attr *rule_attrs = NULL;
 	json_t *info = NULL;
 	bool harmed = false;
 	int e;
@@ -1296,6 +1358,12 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 		}
 		iso = isolate_new(r.armed->len, r.sc->batch_size, r.sc->confirm);
 		isolate_cover_pairs(iso, r.sc->pairs_across_batches);
+		if (r.sc->isolate == SCENARIO_ISOLATE_RULE) {
+			rule_attrs = g_new0(struct perf_event_attr, r.armed->len);
+			for (guint i = 0; i < r.armed->len; i++)
+				rule_attrs[i] = ((struct armed *)r.armed->pdata[i])->attr;
+			isolate_use_rule(iso, rule_attrs);
+		}
 		r.screening = (r.armed->len + r.sc->batch_size - 1) / r.sc->batch_size;
 		r.load_t0_us = g_get_monotonic_time();
 		e = isolate_run(iso, oracle, &r);

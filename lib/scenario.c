@@ -28,11 +28,30 @@ static const char *const type_names[SCENARIO_TYPE_COUNT] = {
 	[SCENARIO_TYPE_MODIFIERS] = "modifier set",
 	[SCENARIO_TYPE_MODE] = "mode",
 	[SCENARIO_TYPE_DISK_BOOT] = "disk boot",
+	[SCENARIO_TYPE_ISOLATE] = "isolation",
 };
 
 const char *scenario_type_name(enum scenario_type t)
 {
 	return t < SCENARIO_TYPE_COUNT ? type_names[t] : "?";
+}
+
+static const char *const isolate_names[SCENARIO_ISOLATE_COUNT] = {
+	[SCENARIO_ISOLATE_RULE] = "rule",
+	[SCENARIO_ISOLATE_EACH] = "each",
+};
+
+const char *scenario_isolate_name(enum scenario_isolate i)
+{
+	return i < SCENARIO_ISOLATE_COUNT ? isolate_names[i] : "?";
+}
+
+enum scenario_isolate scenario_isolate_from_name(const char *name)
+{
+	for (int i = 0; i < SCENARIO_ISOLATE_COUNT; i++)
+		if (name && !strcmp(name, isolate_names[i]))
+			return (enum scenario_isolate)i;
+	return SCENARIO_ISOLATE_COUNT;
 }
 
 /* ---- built-in modifier sets ---------------------------------------------- */
@@ -173,6 +192,12 @@ static const struct key_def keys[] = {
 	    "also arm every two half-batches of different batches together, so that two attrs "
 	    "that harm only together are found when screening put them apart "
 	    "(2k(k-1) more rounds for k batches)" }, OFF(pairs_across_batches), 0, 0 },
+	{ { "load", "isolate", SCENARIO_TYPE_ISOLATE, "rule",
+	    "rule: after screening, learn the simplest rule over attr fields that explains the "
+	    "harm and prove it (a sample armed alone confirm times, the attrs it predicts clean "
+	    "armed in batches); cells it covers say so instead of k/n; what no rule explains is "
+	    "isolated as with each. each: every culprit found and armed alone" },
+	  OFF(isolate), 0, 0 },
 };
 
 size_t scenario_key_count(void)
@@ -469,6 +494,14 @@ static int set_value(struct scenario *s, const struct key_def *d, const char *va
 			return bad_value(path, text, d, "expected kernel or bootloader, not '%s'", value);
 		*(enum inject_disk_boot *)field = (enum inject_disk_boot)r;
 		return 0;
+	case SCENARIO_TYPE_ISOLATE: {
+		enum scenario_isolate i = scenario_isolate_from_name(value);
+
+		if (i == SCENARIO_ISOLATE_COUNT)
+			return bad_value(path, text, d, "expected rule or each, not '%s'", value);
+		*(enum scenario_isolate *)field = i;
+		return 0;
+	}
 	case SCENARIO_TYPE_UINT:
 		if (parse_uint(value, &u) || u < d->min || u > d->max)
 			return bad_value(path, text, d, "expected an integer from %u to %u, not '%s'",
@@ -719,6 +752,7 @@ json_t *scenario_to_json(const struct scenario *s)
 	json_object_set_new(load, "confirm", json_integer(s->confirm));
 	json_object_set_new(load, "ring_pages", json_integer(s->ring_pages));
 	json_object_set_new(load, "pairs_across_batches", json_boolean(s->pairs_across_batches));
+	json_object_set_new(load, "isolate", json_string(scenario_isolate_name(s->isolate)));
 	json_object_set_new(j, "fleet", fleet);
 	json_object_set_new(j, "sweep", sweep);
 	json_object_set_new(j, "load", load);

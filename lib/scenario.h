@@ -4,7 +4,8 @@
  *   [fleet]     guests, vcpus, memory, kernel, initrd, heartbeat, heartbeat_timeout,
  *               boot_timeout, restore
  *   [sweep]     pmus, events, modifiers, specs, profiles, raw_excludes, mode
- *   [load]      dwell, batch_size, confirm, ring_pages, pairs_across_batches
+ *   [load]      dwell, batch_size, confirm, ring_pages, pairs_across_batches,
+ *               isolate
  *
  * Every key, its type and its default is one row of the table in
  * scenario.c (scenario_key_count/scenario_key_at list it). Unknown sections
@@ -30,10 +31,22 @@ enum scenario_type {
 	SCENARIO_TYPE_MODIFIERS,/* a set name (basic, extended, full, none) or a list */
 	SCENARIO_TYPE_MODE,     /* record or stat */
 	SCENARIO_TYPE_DISK_BOOT, /* kernel or bootloader (enum inject_disk_boot) */
+	SCENARIO_TYPE_ISOLATE,  /* rule or each (enum scenario_isolate) */
 	SCENARIO_TYPE_COUNT
 };
 
 const char *scenario_type_name(enum scenario_type t);
+
+/* How the load phase names what harmed (isolate.h). */
+enum scenario_isolate {
+	SCENARIO_ISOLATE_RULE,  /* learn a rule over attr fields and prove it, else each */
+	SCENARIO_ISOLATE_EACH,  /* every culprit by group testing, armed alone */
+	SCENARIO_ISOLATE_COUNT
+};
+
+const char *scenario_isolate_name(enum scenario_isolate i);
+/* Returns SCENARIO_ISOLATE_COUNT when name is not one. */
+enum scenario_isolate scenario_isolate_from_name(const char *name);
 
 struct scenario {
 	char *path;             /* as given to scenario_load, NULL for defaults */
@@ -70,6 +83,7 @@ struct scenario {
 	unsigned int confirm;
 	unsigned int ring_pages;/* data pages per ring buffer, power of two */
 	bool pairs_across_batches; /* isolate_cover_pairs() */
+	enum scenario_isolate isolate;
 };
 
 /* A scenario holding every default (valid only once a sweep is given). */

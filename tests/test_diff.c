@@ -149,6 +149,48 @@ static void test_harm_regression(void **state)
 	assert_int_equal(diff_result_verdict(res), DIFF_VERDICT_REGRESSION);
 }
 
+/* A harm judged by a proven rule (isolate = rule: no k/n of its own, the
+ * rule in the cell) fails the gate as any harm, after a trip through
+ * run.json. */
+static void test_rule_covered_harm(void **state)
+{
+	g_autofree char *bp = fixture("run-3.8"), *np = fixture("run-3.8-harm");
+	g_autoptr(result_set) b = NULL;
+	g_autoptr(result_set) n = NULL;
+	g_autoptr(result_set) back = NULL;
+	g_autoptr(diff_result) res = NULL;
+	json_t *j;
+	bool marked = false;
+
+	assert_int_equal(results_read_json(bp, &b), 0);
+	assert_int_equal(results_read_json(np, &n), 0);
+	for (guint i = 0; i < n->cells->len; i++) {
+		struct cell *c = n->cells->pdata[i];
+
+		if (!outcome_is_harm(c->outcome))
+			continue;
+		c->k = c->n = 0;
+		c->extra = json_pack("{s:s,s:s}", "judged", "rule", "rule", "precise_ip>0 exclude_guest=0");
+		marked = true;
+	}
+	assert_true(marked);
+	j = results_to_json(n);
+	assert_int_equal(results_from_json(j, "new.json", &back), 0);
+	json_decref(j);
+	for (guint i = 0; i < back->cells->len; i++) {
+		const struct cell *c = back->cells->pdata[i];
+
+		if (outcome_is_harm(c->outcome))
+			assert_string_equal(results_cell_rule(c), "precise_ip>0 exclude_guest=0");
+		else
+			assert_null(results_cell_rule(c));
+	}
+	assert_int_equal(diff_compare(b, "run-3.8", back, "new", &res), 0);
+	assert_int_equal(find_cell(res, "perf-3.6", "cycles")->group, DIFF_HARM_REGRESSION);
+	assert_int_equal(diff_result_verdict(res), DIFF_VERDICT_REGRESSION);
+	assert_int_equal(diff_verdict_exit_code(diff_result_verdict(res)), 1);
+}
+
 static void test_still_harmful(void **state)
 {
 	g_autoptr(diff_result) res = compare("run-3.6", "run-3.6");
@@ -316,6 +358,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_2012_fixed),
 		cmocka_unit_test(test_2012_new_capability),
 		cmocka_unit_test(test_harm_regression),
+		cmocka_unit_test(test_rule_covered_harm),
 		cmocka_unit_test(test_still_harmful),
 		cmocka_unit_test(test_infra_cell_cannot_tell),
 		cmocka_unit_test(test_infra_verdict_cannot_tell),

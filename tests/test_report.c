@@ -210,6 +210,35 @@ static void test_junit(void **state)
 	}
 }
 
+/* A harm judged by a proven rule (isolate = rule) fails JUnit as any
+ * harm, and JUnit and KCIDB name the rule instead of a k/n it lacks. */
+static void test_rule_covered(void **state)
+{
+	g_autoptr(GPtrArray) sets = load("matrix", "ivb-3.6", NULL);
+	struct result_set *set = sets->pdata[0];
+	g_autofree char *junit = NULL, *kcidb = NULL;
+	bool marked = false;
+
+	for (guint i = 0; i < set->cells->len; i++) {
+		struct cell *c = set->cells->pdata[i];
+
+		if (!outcome_is_harm(c->outcome) || marked)
+			continue;
+		c->k = c->n = 0;
+		json_decref(c->extra);
+		c->extra = json_pack("{s:s,s:s}", "judged", "rule", "rule", "precise_ip>0 exclude_guest=0");
+		marked = true;
+	}
+	assert_true(marked);
+	junit = render(REPORT_JUNIT, sets, NULL);
+	xml_check(junit);
+	assert_non_null(strstr(junit, "<failure message=\"GUEST_CRASH by rule precise_ip&gt;0 "
+				      "exclude_guest=0\" type=\"GUEST_CRASH\">"));
+	assert_non_null(strstr(junit, "judged by rule precise_ip&gt;0 exclude_guest=0"));
+	kcidb = render(REPORT_KCIDB, sets, NULL);
+	assert_int_equal(count(kcidb, "\"rule\": \"precise_ip>0 exclude_guest=0\""), 1);
+}
+
 /* diff's variant: against a baseline, an ABI regression fails. */
 static void test_junit_baseline(void **state)
 {
@@ -379,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_html_compact),
 		cmocka_unit_test(test_junit),
 		cmocka_unit_test(test_junit_baseline),
+		cmocka_unit_test(test_rule_covered),
 		cmocka_unit_test(test_kcidb),
 		cmocka_unit_test(test_write),
 	};

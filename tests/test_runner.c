@@ -34,6 +34,7 @@ struct fake {
 	int signal_at_judge;
 	bool signal_at_restart; /* the restart before a batch gets SIGTERM */
 	bool harm_baseline;
+	const char *harm_key;   /* a batch harms when an armed attr's key holds this */
 	/* What was armed, seen from outside the runner: at each mark the
 	 * journal's last line must be the batch's "arm" line (the journal is
 	 * written before arming). */
@@ -115,9 +116,12 @@ static int f_mark(void *ctx)
 
 		f->arm_marks++;
 		g_array_append_val(f->batches, id);
-		json_array_foreach(json_object_get(line, "keys"), i, k)
+		json_array_foreach(json_object_get(line, "keys"), i, k) {
 			g_hash_table_replace(f->arms, g_strdup(json_string_value(k)),
 					     GUINT_TO_POINTER(arms_of(f, json_string_value(k)) + 1));
+			if (f->harm_key && strstr(json_string_value(k), f->harm_key))
+				f->harmed_since_mark = true;
+		}
 	}
 	json_decref(line);
 	return 0;
@@ -406,6 +410,115 @@ static void test_selftest_harm(void **state)
 			fail_msg("%s %s: %s", c->profile, c->spec, outcome_name(c->outcome));
 	}
 	runner_report_clear(&rep);
+}
+
+/* A harm that is a class of attrs (every exclude_kernel=1 attr, the `:u`
+ * specs) under isolate = rule: the cells are exactly that class, each says
+ * how it was judged, and run.json carries the rule and reads back. */
+static void run_class_harm(struct fixture *fx, const char *isolate, const char *harm_key,
+			   struct result_set **out,
+			   unsigned int *rounds)
+{
+	g_autofree char *ini = g_build_filename(fx->dir, "class.ini", NULL);
+	g_autofree char *text = NULL;
+	struct fake f = { .harm_key = harm_key };
+	struct runner_guests g;
+	struct runner_opts o = opts_for(fx);
+	struct runner_report rep;
+
+	fake_init(&f);
+	g = fake_guests(&f);
+	assert_true(g_file_get_contents(fx->scenario, &text, NULL, NULL));
+	{
+		/* more modifiers: classes larger than a sample */
+		g_auto(GStrv) parts = g_strsplit(text, "modifiers = -; u; k\n", 2);
+		g_autofree char *more = g_strjoinv("modifiers = -; u; k; G; H; uG; kH; p; up\n", parts);
+
+		g_free(text);
+		text = g_strconcat(more, "isolate = ", isolate, "\n", NULL);
+	}
+	assert_true(g_file_set_contents(ini, text, -1, NULL));
+	o.scenario = ini;
+	if (runner_run(&o, &g, &rep))
+		fail_msg("%s", pc_errmsg());
+	assert_int_equal(rep.verdict, RUNNER_VERDICT_HARM);
+	*rounds = rep.rounds;
+	*out = read_run(rep.run_dir);
+	runner_report_clear(&rep);
+	fake_clear(&f);
+}
+
+static void check_class(struct fixture *fx, const char *harm_key, unsigned int *by_rule,
+			unsigned int *alone)
+{
+	g_autoptr(result_set) set = NULL, each = NULL;
+	unsigned int rounds, each_rounds;
+	json_t *rules, *rule;
+	g_autoptr(GString) matrix = g_string_new(NULL);
+
+	*by_rule = *alone = 0;
+	run_class_harm(fx, "rule", harm_key, &set, &rounds);
+	run_class_harm(fx, "each", harm_key, &each, &each_rounds);
+	rules = json_object_get(set->extra, "rules");
+	assert_int_equal(json_array_size(rules), 1);
+	rule = json_array_get(rules, 0);
+	assert_non_null(json_string_value(json_object_get(rule, "text")));
+	assert_true(json_array_size(json_object_get(rule, "sample")) >= 1);
+	assert_null(json_object_get(each->extra, "rules"));
+	assert_int_equal(set->cells->len, each->cells->len);
+	for (guint i = 0; i < set->cells->len; i++) {
+		const struct cell *c = set->cells->pdata[i], *e = each->cells->pdata[i];
+		g_autofree char *key = c->has_attr ? cell_key(c) : NULL;
+		bool harm = key && c->outcome != OUTCOME_REJECTED && strstr(key, harm_key);
+		const char *judged = json_string_value(json_object_get(c->extra, "judged"));
+
+		/* the same verdicts as each, from the hand-written class */
+		if (harm != (c->outcome == OUTCOME_GUEST_CRASH) || c->outcome != e->outcome)
+			fail_msg("%s %s (%s): %s, each %s", c->profile, c->spec, key ? key : "-",
+				 outcome_name(c->outcome), outcome_name(e->outcome));
+		assert_null(json_object_get(e->extra, "judged"));
+		if (!harm) {
+			assert_null(judged);
+			continue;
+		}
+		assert_non_null(judged);
+		assert_string_equal(json_string_value(json_object_get(c->extra, "rule")),
+				    json_string_value(json_object_get(rule, "text")));
+		if (!strcmp(judged, "rule")) {
+			(*by_rule)++;
+			assert_int_equal(c->n, 0);
+			assert_string_equal(results_cell_rule(c),
+					    json_string_value(json_object_get(rule, "text")));
+		} else {
+			assert_string_equal(judged, "alone");
+			(*alone)++;
+			assert_int_equal(c->k, 2);
+			assert_int_equal(c->n, 2);
+			assert_null(results_cell_rule(c));
+		}
+	}
+	assert_true(*alone >= 1);
+	print_message("harm %s: rule \"%s\": %u cells by rule, %u armed alone; %u rounds (each: %u)\n",
+		      harm_key, json_string_value(json_object_get(rule, "text")), *by_rule, *alone,
+		      rounds, each_rounds);
+	/* The matrix names the rule before the cells. */
+	results_format_matrix(set, matrix);
+	assert_non_null(strstr(matrix->str, json_string_value(json_object_get(rule, "text"))));
+	if (*by_rule)
+		assert_non_null(strstr(matrix->str, " by rule: "));
+}
+
+static void test_rule_cells(void **state)
+{
+	struct fixture *fx = armed_fixture(state);
+	unsigned int by_rule, alone;
+
+	/* The cycles:pp attrs: a class small enough to be armed whole. */
+	check_class(fx, "precise_ip=2", &by_rule, &alone);
+	assert_int_equal(by_rule, 0);
+	/* Every task-clock attr: more than a sample, the rest by the rule. */
+	check_class(fx, "config=0x1 ", &by_rule, &alone);
+	assert_true(by_rule >= 1);
 }
 
 static void test_infra_and_resume(void **state)
@@ -888,6 +1001,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rule_cells, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_selftest_harm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dwell_ends_when_all_harmed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_infra_and_resume, setup, teardown),

@@ -43,6 +43,7 @@ static void test_defaults(void **state)
 	assert_int_equal(s->modifiers->len, 24);
 	assert_true(has(s->profiles, "*"));
 	assert_string_equal(s->mode, "record");
+	assert_int_equal(s->isolate, SCENARIO_ISOLATE_RULE);
 	/* Every row of the table is documented. */
 	for (size_t i = 0; i < scenario_key_count(); i++) {
 		assert_non_null(scenario_key_at(i)->help);
@@ -131,6 +132,27 @@ static void test_lists_and_units(void **state)
 	json_decref(j);
 }
 
+static void test_isolate_key(void **state)
+{
+	static const char *const values[] = { "each", "rule" };
+
+	for (size_t i = 0; i < G_N_ELEMENTS(values); i++) {
+		g_autofree char *text = g_strdup_printf("[sweep]\nevents = cycles\n[load]\nisolate = %s\n",
+							values[i]);
+		g_autoptr(scenario) s = NULL;
+		json_t *j;
+
+		assert_int_equal(scenario_load_data("i.ini", text, &s), 0);
+		assert_string_equal(scenario_isolate_name(s->isolate), values[i]);
+		j = scenario_to_json(s);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(j, "load"), "isolate")),
+				    values[i]);
+		json_decref(j);
+	}
+	assert_int_equal(scenario_isolate_from_name("Rule"), SCENARIO_ISOLATE_COUNT);
+	assert_int_equal(scenario_isolate_from_name(NULL), SCENARIO_ISOLATE_COUNT);
+}
+
 static void test_duration_parser(void **state)
 {
 	unsigned int ms;
@@ -173,6 +195,7 @@ static const struct {
 	{ "nothing-to-sweep.ini", ":4: [sweep]: nothing to sweep: give events, pmus, specs or raw_excludes = true" },
 	{ "bad-modifiers.ini", ":3: [sweep] modifiers: 'p+' is neither a set (none, basic, extended, full) nor modifier letters" },
 	{ "bad-mode.ini", ":3: [sweep] mode: expected record or stat, not 'trace'" },
+	{ "bad-isolate.ini", ":5: [load] isolate: expected rule or each, not 'bisect'" },
 	{ "bad-disk-boot.ini", ":3: [fleet] disk_boot: expected kernel or bootloader, not 'grub'" },
 	{ "disk-boot-no-disk.ini", ":3: [fleet] disk_boot: bootloader needs disk = an injected overlay" },
 	{ "bad-heartbeat.ini", ":3: [fleet] heartbeat_timeout: must be longer than heartbeat (2000ms)" },
@@ -245,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_pebs),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_lists_and_units),
+		cmocka_unit_test(test_isolate_key),
 		cmocka_unit_test(test_duration_parser),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_missing_file),

@@ -1,0 +1,254 @@
+/* The rule learner on recorded batch verdicts. The attr space: two software
+ * events (cpu-clock, task-clock) x precise_ip 0..3 x exclude_guest x
+ * exclude_host, id = event*16 + precise_ip*4 + exclude_guest*2 +
+ * exclude_host. Expected rules are written by hand from that layout. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "rule.h"
+#include "log.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define N 32
+
+static struct perf_event_attr attrs[N];
+
+static size_t id_of(unsigned int ev, unsigned int p, unsigned int eg, unsigned int eh)
+{
+	return ev * 16 + p * 4 + eg * 2 + eh;
+}
+
+static int setup(void **state)
+{
+	memset(attrs, 0, sizeof(attrs));
+	for (unsigned int ev = 0; ev < 2; ev++)
+		for (unsigned int p = 0; p < 4; p++)
+			for (unsigned int eg = 0; eg < 2; eg++)
+				for (unsigned int eh = 0; eh < 2; eh++) {
+					struct perf_event_attr *a = &attrs[id_of(ev, p, eg, eh)];
+
+					a->type = PERF_TYPE_SOFTWARE;
+					a->config = ev ? PERF_COUNT_SW_TASK_CLOCK : PERF_COUNT_SW_CPU_CLOCK;
+					a->size = sizeof(*a);
+					a->precise_ip = p;
+					a->exclude_guest = eg;
+					a->exclude_host = eh;
+				}
+	return 0;
+}
+
+/* The four screening batches of 8 ids. */
+static void add_screening(struct rule_learner *l, const bool harmful[4])
+{
+	for (size_t b = 0; b < 4; b++) {
+		size_t ids[8];
+
+		for (size_t i = 0; i < 8; i++)
+			ids[i] = b * 8 + i;
+		rule_learner_add(l, ids, 8, harmful[b]);
+	}
+}
+
+static void add_where(struct rule_learner *l, bool harmful, bool (*pick)(unsigned int ev, unsigned int p,
+									      unsigned int eg, unsigned int eh))
+{
+	size_t ids[N], n = 0;
+
+	for (unsigned int ev = 0; ev < 2; ev++)
+		for (unsigned int p = 0; p < 4; p++)
+			for (unsigned int eg = 0; eg < 2; eg++)
+				for (unsigned int eh = 0; eh < 2; eh++)
+					if (pick(ev, p, eg, eh))
+						ids[n++] = id_of(ev, p, eg, eh);
+	rule_learner_add(l, ids, n, harmful);
+}
+
+static bool guest_excluded(unsigned int ev, unsigned int p, unsigned int eg, unsigned int eh)
+{
+	return eg;
+}
+
+static bool not_precise(unsigned int ev, unsigned int p, unsigned int eg, unsigned int eh)
+{
+	return !p;
+}
+
+static void assert_rule(struct rule_learner *l, const char *text)
+{
+	struct rule r;
+	g_autofree char *got = NULL;
+
+	assert_int_equal(rule_learn(l, &r), 0);
+	got = rule_to_string(&r);
+	assert_string_equal(got, text);
+}
+
+static void test_single_field(void **state)
+{
+	static const bool all[4] = { true, true, true, true };
+	g_autoptr(rule_learner) l = rule_learner_new(attrs, N);
+	struct rule r;
+
+	/* Harm: every attr without exclude_guest. Every screening batch holds
+	 * one, and the 16 guest-excluded attrs armed together stayed clean. */
+	add_screening(l, all);
+	add_where(l, false, guest_excluded);
+	assert_rule(l, "exclude_guest=0");
+	assert_int_equal(rule_learn(l, &r), 0);
+	assert_int_equal(r.count, 1);
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(rule_matches(&r, &attrs[i]), !attrs[i].exclude_guest);
+}
+
+static void test_two_field_conjunction(void **state)
+{
+	static const bool all[4] = { true, true, true, true };
+	g_autoptr(rule_learner) l = rule_learner_new(attrs, N);
+	size_t one = id_of(1, 2, 0, 1);
+	struct rule r;
+	json_t *j;
+
+	/* 2012: precise events without exclude_guest. */
+	add_screening(l, all);
+	add_where(l, false, guest_excluded);
+	add_where(l, false, not_precise);
+	rule_learner_add(l, &one, 1, true);
+	assert_rule(l, "precise_ip>0 exclude_guest=0");
+	assert_int_equal(rule_learn(l, &r), 0);
+	j = rule_to_json(&r);
+	{
+		g_autofree char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+
+		assert_string_equal(s, "{\"literals\":[{\"field\":\"precise_ip\",\"op\":\"nonzero\"},"
+				       "{\"field\":\"exclude_guest\",\"op\":\"==\",\"value\":0}],"
+				       "\"text\":\"precise_ip>0 exclude_guest=0\"}");
+	}
+	json_decref(j);
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(rule_matches(&r, &attrs[i]),
+				 attrs[i].precise_ip > 0 && !attrs[i].exclude_guest);
+}
+
+static void test_clean_batch_refutes(void **state)
+{
+	static const bool first_only[4] = { true, false, false, false };
+	g_autoptr(rule_learner) l = rule_learner_new(attrs, N);
+	size_t bad = id_of(0, 1, 0, 0), clean[2] = { id_of(0, 0, 0, 0), id_of(0, 0, 0, 1) };
+	size_t ids_seen = 0;
+	struct rule r;
+
+	/* Batch 0 (cpu-clock, precise_ip 0 and 1) harmed; the rest is clean:
+	 * the most specific fitting rule is precise_ip=0 on cpu-clock... */
+	add_screening(l, first_only);
+	assert_rule(l, "type=software config=cpu-clock precise_ip=0");
+	/* ...until precise_ip=0 without exclusions is armed clean: then
+	 * no fitting rule may match those, and the one harmful attr still fits. */
+	rule_learner_add(l, clean, 2, false);
+	rule_learner_add(l, &bad, 1, true);
+	assert_int_equal(rule_learn(l, &r), 0);
+	for (size_t i = 0; i < 2; i++)
+		assert_false(rule_matches(&r, &attrs[clean[i]]));
+	assert_true(rule_matches(&r, &attrs[bad]));
+	for (size_t i = 8; i < N; i++)
+		ids_seen += rule_matches(&r, &attrs[i]);
+	assert_int_equal(ids_seen, 0);
+	/* A clean batch holding the only harmful set leaves nothing. */
+	rule_learner_add(l, &bad, 1, false);
+	assert_int_equal(rule_learn(l, &r), -ENOENT);
+	assert_non_null(strstr(pc_errmsg(), "no rule"));
+}
+
+static void test_no_short_rule(void **state)
+{
+	g_autoptr(rule_learner) l = rule_learner_new(attrs, N);
+	size_t bad = id_of(1, 2, 1, 0), rest[N - 1], n = 0;
+	size_t a = id_of(0, 0, 0, 0), b = id_of(1, 3, 1, 1);
+	struct rule r;
+
+	/* One attr alone harms: naming it takes four literals. */
+	for (size_t i = 0; i < N; i++)
+		if (i != bad)
+			rest[n++] = i;
+	rule_learner_add(l, &bad, 1, true);
+	rule_learner_add(l, rest, n, false);
+	assert_int_equal(rule_learn(l, &r), -ENOENT);
+
+	/* Two unrelated attrs that share no literal the others lack. */
+	g_autoptr(rule_learner) l2 = rule_learner_new(attrs, N);
+	n = 0;
+	for (size_t i = 0; i < N; i++)
+		if (i != a && i != b)
+			rest[n++] = i;
+	rule_learner_add(l2, &a, 1, true);
+	rule_learner_add(l2, &b, 1, true);
+	rule_learner_add(l2, rest, n, false);
+	assert_int_equal(rule_learn(l2, &r), -ENOENT);
+
+	/* And nothing harmful: nothing to explain. */
+	g_autoptr(rule_learner) l3 = rule_learner_new(attrs, N);
+	rule_learner_add(l3, rest, n, false);
+	assert_int_equal(rule_learn(l3, &r), -ENOENT);
+}
+
+static void test_tie_break(void **state)
+{
+	size_t harm = id_of(0, 0, 0, 0), clean = id_of(1, 0, 1, 1);
+	struct perf_event_attr rev[N];
+
+	/* cpu-clock, exclude_guest=0 and exclude_host=0 each match 16 attrs
+	 * including the harmful one and not the clean one: the event comes
+	 * first in canonical order. */
+	for (int round = 0; round < 2; round++) {
+		g_autoptr(rule_learner) l = rule_learner_new(attrs, N);
+
+		if (round) {
+			rule_learner_add(l, &clean, 1, false);
+			rule_learner_add(l, &harm, 1, true);
+		} else {
+			rule_learner_add(l, &harm, 1, true);
+			rule_learner_add(l, &clean, 1, false);
+		}
+		assert_rule(l, "type=software config=cpu-clock");
+		assert_rule(l, "type=software config=cpu-clock");
+	}
+	/* Ids in another order: the same rule. */
+	for (size_t i = 0; i < N; i++)
+		rev[N - 1 - i] = attrs[i];
+	{
+		g_autoptr(rule_learner) l = rule_learner_new(rev, N);
+		size_t h = N - 1 - harm, c = N - 1 - clean;
+
+		rule_learner_add(l, &h, 1, true);
+		rule_learner_add(l, &c, 1, false);
+		assert_rule(l, "type=software config=cpu-clock");
+	}
+}
+
+static void test_text_forms(void **state)
+{
+	struct rule r = { 2, { { RULE_SUBJECT_EVENT, 0, RULE_OP_NE, PERF_TYPE_HARDWARE, 0 },
+			       { RULE_SUBJECT_FIELD, ATTR_F_sample_type, RULE_OP_SET,
+				 PERF_SAMPLE_CALLCHAIN, 0 } } };
+	g_autofree char *s = rule_to_string(&r);
+
+	assert_string_equal(s, "not(type=hardware config=cpu-cycles) sample_type&CALLCHAIN");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_single_field),
+		cmocka_unit_test(test_two_field_conjunction),
+		cmocka_unit_test(test_clean_batch_refutes),
+		cmocka_unit_test(test_no_short_rule),
+		cmocka_unit_test(test_tie_break),
+		cmocka_unit_test(test_text_forms),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
