@@ -91,6 +91,8 @@ struct lab_kernel_report {
 	char *why;             /* INFRA: what could not be done */
 	unsigned int boots;    /* lab hosts booted */
 	unsigned int host_down;/* batches judged HOST_CRASH/HOST_HANG by the lab */
+	unsigned int tcg_silent_retries; /* lab hosts gone silent under TCG whose
+				  * batch was armed again before any verdict */
 	double boot_s;         /* first lab host: start to first heartbeat */
 	double ready_s;        /* first lab host: start to "ready" (libvirtd up) */
 	double total_s;        /* the whole kernel */

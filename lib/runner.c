@@ -586,7 +586,8 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 			   !strcmp(b->boot_id, journal_boot_id())))) {
 			pc_info("batch %u: %s, arming it again", t->seq,
 				b->judged ? "given up as INFRA" :
-				b->interrupted ? "stopped by a signal" : "interrupted (same host boot)");
+				b->interrupted ? "stopped unjudged (a signal, or a lab host gone silent under TCG)" :
+				"interrupted (same host boot)");
 			b = NULL;
 		}
 		if (b) {

@@ -217,10 +217,19 @@ EOF
 		bad "host harm: the HOST_HANG evidence shows a panic" || ok "host harm: the HOST_HANG evidence has no panic"
 	grep -q '"step":"done"' "$(dirname "$run")/journal.jsonl" && ok "host harm: the resumed run finished" ||
 		bad "host harm: the run never finished"
+	# Under TCG a silent lab host gives its batch back once before HOST_HANG
+	# (lib/lab.c note_host_down): task-clock:k costs two lab hosts there.
 	boots=$(jq '.kernels[0].boots' "$lab/lab.json")
 	downs=$(jq '.kernels[0].host_down' "$lab/lab.json")
-	[ "$downs" = 2 ] && [ "$boots" = 3 ] && ok "host harm: 3 lab hosts for 2 lost ones" ||
-		bad "host harm: $boots boots, $downs lost (want 3, 2)"
+	retries=$(jq '.kernels[0].tcg_silent_retries' "$lab/lab.json")
+	want_retries=0
+	jq -e '.lab.outer.accel == "tcg"' "$run" >/dev/null && want_retries=1
+	[ "$downs" = 2 ] && [ "$retries" = "$want_retries" ] && [ "$boots" = $((3 + want_retries)) ] &&
+		ok "host harm: $boots lab hosts for 2 judged losses and $retries silence given back" ||
+		bad "host harm: $boots boots, $downs judged, $retries given back (want $((3 + want_retries)), 2, $want_retries)"
+	[ "$want_retries" = 0 ] || { ev task-clock:k | grep -q "silent twice with this batch armed" &&
+		ok "host harm: the HOST_HANG evidence says the batch went silent twice" ||
+		bad "host harm: the HOST_HANG evidence does not say it was silent twice"; }
 else
 	bad "host harm: no run.json"
 fi
