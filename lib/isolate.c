@@ -39,6 +39,11 @@ struct isolate {
 	struct rule rule;
 	GArray *sample;        /* size_t: the proven rule's */
 	unsigned int refuted;
+	/* What the tests said, for a run cut short (isolate_stop). */
+	bool *cleared;         /* id: in a test that stayed clean */
+	enum outcome *alone;   /* id: first arm alone; OUTCOME_COUNT: never */
+	GPtrArray *harmful;    /* struct set *: every harmful test, as armed */
+	bool stopped;          /* isolate_stop ran */
 };
 
 /* A set of ids: a view (ids, count) into an array owned elsewhere or here. */
@@ -46,6 +51,14 @@ struct set {
 	size_t *ids;
 	size_t count;
 };
+
+static void set_free(gpointer p)
+{
+	struct set *st = p;
+
+	g_free(st->ids);
+	g_free(st);
+}
 
 static void culprit_free(gpointer p)
 {
@@ -66,6 +79,9 @@ struct isolate *isolate_new(size_t n_ids, size_t batch_size, unsigned int confir
 	iso->culprit_of = g_hash_table_new(g_direct_hash, g_direct_equal);
 	iso->memo = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	iso->sample = g_array_new(FALSE, FALSE, sizeof(size_t));
+	iso->cleared = g_new0(bool, n_ids + 1);
+	iso->alone = g_new(enum outcome, n_ids + 1);
+	iso->harmful = g_ptr_array_new_with_free_func(set_free);
 	return iso;
 }
 
@@ -77,6 +93,9 @@ void isolate_free(struct isolate *iso)
 	g_ptr_array_unref(iso->culprits);
 	g_hash_table_unref(iso->memo);
 	g_array_unref(iso->sample);
+	g_free(iso->cleared);
+	g_free(iso->alone);
+	g_ptr_array_unref(iso->harmful);
 	g_free(iso);
 }
 
@@ -114,6 +133,18 @@ static int test(struct isolate *iso, enum isolate_kind kind, const size_t *ids,
 		return pc_fail(EINVAL, "isolate: test %u returned %s, not OK or a harm",
 			       t.seq, outcome_name(*res));
 	g_hash_table_replace(iso->memo, g_steal_pointer(&key), GUINT_TO_POINTER(*res + 1));
+	if (*res == OUTCOME_OK) {
+		for (size_t i = 0; i < count; i++)
+			iso->cleared[ids[i]] = true;
+	} else {
+		struct set *st = g_new(struct set, 1);
+
+		st->ids = g_memdup2(ids, count * sizeof(*ids));
+		st->count = count;
+		g_ptr_array_add(iso->harmful, st);
+	}
+	if (count == 1 && iso->alone[ids[0]] == OUTCOME_COUNT)
+		iso->alone[ids[0]] = *res;
 	return 0;
 }
 
@@ -385,11 +416,11 @@ void isolate_use_rule(struct isolate *iso, const struct perf_event_attr *attrs)
 }
 
 /* What the tests of rule mode said, for the learner and for the search
- * that follows when no rule holds. */
+ * that follows when no rule holds (test() keeps the last two). */
 struct evidence {
 	struct rule_learner *learner;
-	bool *cleared;          /* in a test that stayed clean */
-	enum outcome *alone;    /* first arm alone; OUTCOME_COUNT: never */
+	const bool *cleared;          /* in a test that stayed clean */
+	const enum outcome *alone;    /* first arm alone; OUTCOME_COUNT: never */
 };
 
 /* A sample already armed alone (for a rule refuted since) is not armed
@@ -406,10 +437,6 @@ static int rule_test(struct isolate *iso, struct evidence *ev, enum isolate_kind
 	if ((r = test(iso, kind, ids, count, o)))
 		return r;
 	rule_learner_add(ev->learner, ids, count, HARM(*o));
-	for (size_t i = 0; i < count && !HARM(*o); i++)
-		ev->cleared[ids[i]] = true;
-	if (count == 1 && ev->alone[ids[0]] == OUTCOME_COUNT)
-		ev->alone[ids[0]] = *o;
 	return 0;
 }
 
@@ -587,15 +614,11 @@ static int search_unexplained(struct isolate *iso, struct evidence *ev, const si
 static int run_rule(struct isolate *iso, const size_t *all)
 {
 	g_autoptr(rule_learner) learner = rule_learner_new(iso->attrs, iso->n_ids);
-	g_autofree bool *cleared = g_new0(bool, iso->n_ids + 1);
-	g_autofree enum outcome *alone = g_new(enum outcome, iso->n_ids + 1);
 	g_autoptr(GArray) harmful = g_array_new(FALSE, FALSE, sizeof(size_t));
 	g_autoptr(GArray) screened = g_array_new(FALSE, FALSE, sizeof(enum outcome));
-	struct evidence ev = { learner, cleared, alone };
+	struct evidence ev = { learner, iso->cleared, iso->alone };
 	int r;
 
-	for (size_t i = 0; i < iso->n_ids; i++)
-		alone[i] = OUTCOME_COUNT;
 	for (size_t lo = 0; lo < iso->n_ids; lo += iso->batch_size) {
 		size_t n = MIN(iso->batch_size, iso->n_ids - lo);
 		enum outcome o;
@@ -630,8 +653,13 @@ int isolate_run(struct isolate *iso, isolate_test_fn fn, void *ctx)
 	iso->proven = false;
 	iso->refuted = 0;
 	g_array_set_size(iso->sample, 0);
-	for (size_t i = 0; i < iso->n_ids; i++)
+	g_ptr_array_set_size(iso->harmful, 0);
+	iso->stopped = false;
+	for (size_t i = 0; i < iso->n_ids; i++) {
 		all[i] = i;
+		iso->cleared[i] = false;
+		iso->alone[i] = OUTCOME_COUNT;
+	}
 
 	if (iso->attrs) {
 		if ((r = run_rule(iso, all)))
@@ -715,4 +743,93 @@ const struct rule *isolate_rule(const struct isolate *iso, const size_t **ids, s
 unsigned int isolate_rules_refuted(const struct isolate *iso)
 {
 	return iso->refuted;
+}
+
+/* Whether the smaller set's ids are all in the larger (both ascending). */
+static bool set_within(const struct set *in, const struct set *of)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < in->count; i++) {
+		while (j < of->count && of->ids[j] < in->ids[i])
+			j++;
+		if (j == of->count || of->ids[j] != in->ids[i])
+			return false;
+	}
+	return true;
+}
+
+void isolate_stop(struct isolate *iso)
+{
+	if (iso->stopped)
+		return;
+	iso->stopped = true;
+	/* An id that harmed alone is a culprit, found or not yet. */
+	for (size_t id = 0; id < iso->n_ids; id++)
+		if (iso->alone[id] != OUTCOME_COUNT && HARM(iso->alone[id]) &&
+		    !isolate_culprit_of(iso, id))
+			add_culprit(iso, &id, 1, iso->alone[id]);
+	/* A culprit's finding arm (alone, or its combination together) was
+	 * the first of its confirm runs. */
+	for (guint i = 0; i < iso->culprits->len; i++) {
+		struct isolate_culprit *c = iso->culprits->pdata[i];
+
+		if (!c->by_rule && !c->n)
+			c->k = c->n = 1;
+	}
+}
+
+bool isolate_cleared(const struct isolate *iso, size_t id)
+{
+	return id < iso->n_ids && iso->cleared[id];
+}
+
+GPtrArray *isolate_unresolved(const struct isolate *iso)
+{
+	GPtrArray *rest = g_ptr_array_new_with_free_func(set_free), *out;
+
+	/* A harmful test that holds a culprit may owe its harm to it alone:
+	 * it says nothing of its other ids. One that holds none says the
+	 * harm is among its ids that no clean test armed. */
+	for (guint t = 0; t < iso->harmful->len; t++) {
+		const struct set *h = iso->harmful->pdata[t];
+		struct set *r = g_new0(struct set, 1);
+		bool culprit = false;
+
+		r->ids = g_new(size_t, h->count);
+		for (size_t i = 0; i < h->count && !culprit; i++) {
+			culprit = isolate_culprit_of(iso, h->ids[i]) != NULL;
+			if (!iso->cleared[h->ids[i]])
+				r->ids[r->count++] = h->ids[i];
+		}
+		if (culprit || !r->count) {
+			set_free(r);
+			continue;
+		}
+		qsort(r->ids, r->count, sizeof(*r->ids), cmp_id);
+		g_ptr_array_add(rest, r);
+	}
+	/* Only the smallest: harm among a set implies harm among any set
+	 * that holds it. Equal sets count once. */
+	out = g_ptr_array_new_with_free_func(g_free);
+	for (guint a = 0; a < rest->len; a++) {
+		const struct set *x = rest->pdata[a];
+		bool implied = false;
+
+		for (guint b = 0; b < rest->len && !implied; b++) {
+			const struct set *y = rest->pdata[b];
+
+			if (a != b && set_within(y, x) && (y->count < x->count || b < a))
+				implied = true;
+		}
+		if (!implied) {
+			struct isolate_group *g = g_malloc(sizeof(*g) + x->count * sizeof(size_t));
+
+			g->count = x->count;
+			memcpy(g->ids, x->ids, x->count * sizeof(size_t));
+			g_ptr_array_add(out, g);
+		}
+	}
+	g_ptr_array_unref(rest);
+	return out;
 }

@@ -116,4 +116,20 @@ const struct rule *isolate_rule(const struct isolate *iso, const size_t **ids, s
 /* Rules learned and then refuted by a test in the last isolate_run. */
 unsigned int isolate_rules_refuted(const struct isolate *iso);
 
+/* A run cut short (the oracle stopped it, `[load] budget`): what the tests
+ * so far prove. isolate_stop makes every id that harmed alone a culprit
+ * and gives each culprit not confirmed yet the k/n of its finding arm
+ * (1/1). Then: an id some clean test armed is cleared; a culprit is harm;
+ * every other id has no verdict, and isolate_unresolved lists the groups
+ * the harm is known to be among: each harmful test that holds no culprit,
+ * less its cleared ids, only the smallest (none holds another). Owned by
+ * the caller: struct isolate_group *, free with g_free. */
+void isolate_stop(struct isolate *iso);
+bool isolate_cleared(const struct isolate *iso, size_t id);
+struct isolate_group {
+	size_t count;
+	size_t ids[];   /* ascending */
+};
+GPtrArray *isolate_unresolved(const struct isolate *iso);
+
 #endif

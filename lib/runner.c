@@ -181,6 +181,7 @@ struct run {
 	/* progress */
 	gint64 t0_us, load_t0_us;
 	unsigned int batches_done, screening, isolating;
+	bool budget_out;        /* [load] budget ran out: isolate_stop's partial answer */
 };
 
 static void progress(struct run *r, const char *phase)
@@ -199,6 +200,15 @@ static void progress(struct run *r, const char *phase)
 	if (r->batches_done && r->screening && r->batches_done - r->isolating <= r->screening) {
 		double per = (double)(now - r->load_t0_us) / 1e6 / r->batches_done;
 		p.eta_s = per * (r->screening - (r->batches_done - r->isolating));
+	}
+	/* The budget ends the load phase whatever is left. */
+	if (r->sc && r->sc->budget_ms && r->load_t0_us) {
+		double left = r->sc->budget_ms / 1e3 - (double)(now - r->load_t0_us) / 1e6;
+
+		if (left < 0)
+			left = 0;
+		if (p.eta_s < 0 || p.eta_s > left)
+			p.eta_s = left;
 	}
 	if (r->g && r->g->health && r->guests_up)
 		r->g->health(r->g->ctx, &p.healthy, &p.guests);
@@ -750,11 +760,87 @@ out:
 	return e;
 }
 
+/* Whether the budget is spent: checked before arming a test, never before
+ * answering one from the journal of a resumed run (that arms nothing). */
+static bool budget_spent(struct run *r, const struct isolate_test *t)
+{
+	const struct journal_batch *b = r->replay ? journal_replay_batch(r->replay, t->seq) : NULL;
+
+	if (!r->sc->budget_ms)
+		return false;
+	if (b && ((b->judged && strcmp(b->outcome, outcome_name(OUTCOME_INFRA))) || b->down_outcome))
+		return false;
+	return g_get_monotonic_time() - r->load_t0_us >= (gint64)r->sc->budget_ms * 1000;
+}
+
+/* The budget ran out (isolate_stop ran, cells_apply gave the culprits
+ * their cells): every other attr no clean test armed gets no verdict
+ * (INFRA, never OK), those of a group the harm is known to be among
+ * saying so; run.json's "budget" and the limitations say what is left.
+ * Returns the number of such groups. */
+static guint budget_apply(struct run *r, const struct isolate *iso, const char *why)
+{
+	g_autoptr(GPtrArray) groups = isolate_unresolved(iso);
+	g_autofree guint *group_of = g_new0(guint, r->armed->len + 1);
+	json_t *gj = json_array(), *budget;
+	size_t unjudged = 0;
+
+	for (guint g = 0; g < groups->len; g++) {
+		const struct isolate_group *grp = groups->pdata[g];
+		json_t *keys = json_array();
+
+		for (size_t i = 0; i < grp->count; i++) {
+			if (!group_of[grp->ids[i]])
+				group_of[grp->ids[i]] = g + 1;
+			json_array_append_new(keys, json_string(
+				((struct armed *)r->armed->pdata[grp->ids[i]])->key));
+		}
+		json_array_append_new(gj, json_pack("{s:I,s:o}", "attrs", (json_int_t)grp->count,
+						    "keys", keys));
+		results_add_limitation(r->set, "harm somewhere among these %zu attrs, not isolated "
+				       "(the load budget ran out): run.json budget.unresolved[%u]",
+				       grp->count, g);
+	}
+	for (guint id = 0; id < r->armed->len; id++) {
+		struct armed *a = r->armed->pdata[id];
+
+		if (isolate_culprit_of(iso, id) || isolate_cleared(iso, id))
+			continue;
+		unjudged++;
+		for (guint k = 0; k < a->cells->len; k++) {
+			struct cell *c = a->cells->pdata[k];
+			json_t *ev = json_pack("{s:s,s:s}", "kind", "budget", "why", why);
+
+			c->outcome = OUTCOME_INFRA;
+			if (group_of[id]) {
+				const struct isolate_group *grp = groups->pdata[group_of[id] - 1];
+
+				json_object_set_new(ev, "harm_among", json_integer((json_int_t)grp->count));
+				json_object_set_new(ev, "group", json_integer(group_of[id] - 1));
+			}
+			json_array_append_new(c->evidence, ev);
+		}
+	}
+	results_add_limitation(r->set, "INFRA: %s: %zu of %u attrs not cleared and not isolated "
+			       "have no verdict", why, unjudged, r->armed->len);
+	budget = json_pack("{s:I,s:I,s:I,s:o}", "budget_ms", (json_int_t)r->sc->budget_ms,
+			   "rounds", (json_int_t)isolate_rounds(iso),
+			   "unjudged_attrs", (json_int_t)unjudged, "unresolved", gj);
+	json_object_set_new(r->set->extra ? r->set->extra : (r->set->extra = json_object()),
+			    "budget", budget);
+	return groups->len;
+}
+
 static int oracle(void *ctx, const struct isolate_test *t, enum outcome *res)
 {
 	struct run *r = ctx;
 	int e;
 
+	if (budget_spent(r, t)) {
+		r->budget_out = true;
+		return pc_fail(ETIME, "the load budget (%u ms) ran out after %u rounds",
+			       r->sc->budget_ms, t->seq);
+	}
 	progress(r, "load");
 	e = run_batch(r, t, res);
 	r->batches_done++;
@@ -1371,6 +1457,15 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 		rep->rounds = isolate_rounds(iso);
 		if (e == -EINVAL)
 			goto out;
+		if (e == -ETIME && r.budget_out) {
+			rep->why = g_strdup(pc_errmsg());
+			isolate_stop(iso);
+			cells_apply(&r, iso);
+			rep->culprits = (unsigned int)isolate_culprit_count(iso);
+			rep->verdict = budget_apply(&r, iso, rep->why) || rep->culprits ?
+				RUNNER_VERDICT_HARM : RUNNER_VERDICT_INFRA;
+			goto report;
+		}
 		if (e) {
 			rep->why = g_strdup(pc_errmsg());
 			results_add_limitation(r.set, "INFRA: %s", rep->why);
@@ -1386,7 +1481,7 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 
 report:
 	progress(&r, "report");
-	if (rep->verdict == RUNNER_VERDICT_INFRA && r.armed) {
+	if (rep->verdict == RUNNER_VERDICT_INFRA && r.armed && !r.budget_out) {
 		/* Opened fine but never judged under load: not an OK verdict. */
 		for (guint i = 0; i < r.armed->len; i++) {
 			struct armed *a = r.armed->pdata[i];

@@ -198,6 +198,12 @@ static const struct key_def keys[] = {
 	    "armed in batches); cells it covers say so instead of k/n; what no rule explains is "
 	    "isolated as with each. each: every culprit found and armed alone" },
 	  OFF(isolate), 0, 0 },
+	{ { "load", "budget", SCENARIO_TYPE_DURATION, "0s",
+	    "time the load phase may take (screening and isolation); when it runs out nothing "
+	    "more is armed and the run reports what it proved: cells cleared by a clean batch OK, "
+	    "culprits and rules found, and the groups of attrs harm is known to be among (INFRA "
+	    "cells, never OK); 0s: no limit" },
+	  OFF(budget_ms), 0, 604800000 },
 };
 
 size_t scenario_key_count(void)
@@ -753,6 +759,7 @@ json_t *scenario_to_json(const struct scenario *s)
 	json_object_set_new(load, "ring_pages", json_integer(s->ring_pages));
 	json_object_set_new(load, "pairs_across_batches", json_boolean(s->pairs_across_batches));
 	json_object_set_new(load, "isolate", json_string(scenario_isolate_name(s->isolate)));
+	json_object_set_new(load, "budget_ms", json_integer(s->budget_ms));
 	json_object_set_new(j, "fleet", fleet);
 	json_object_set_new(j, "sweep", sweep);
 	json_object_set_new(j, "load", load);

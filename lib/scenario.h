@@ -5,7 +5,7 @@
  *               boot_timeout, restore
  *   [sweep]     pmus, events, modifiers, specs, profiles, raw_excludes, mode
  *   [load]      dwell, batch_size, confirm, ring_pages, pairs_across_batches,
- *               isolate
+ *               isolate, budget
  *
  * Every key, its type and its default is one row of the table in
  * scenario.c (scenario_key_count/scenario_key_at list it). Unknown sections
@@ -84,6 +84,7 @@ struct scenario {
 	unsigned int ring_pages;/* data pages per ring buffer, power of two */
 	bool pairs_across_batches; /* isolate_cover_pairs() */
 	enum scenario_isolate isolate;
+	unsigned int budget_ms; /* load phase time limit; 0: none */
 };
 
 /* A scenario holding every default (valid only once a sweep is given). */

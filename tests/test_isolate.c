@@ -391,6 +391,7 @@ struct attr_oracle {
 	size_t except;          /* an id the predicate names that does not harm (RN: none) */
 	size_t sampled_clean;   /* an id armed alone as a sample that stayed clean (RN: none) */
 	unsigned int calls;
+	int stop_at;            /* seq at which the budget runs out: -ETIME (-1: never) */
 	GPtrArray *log;         /* "kind ids" of every test, in seq order */
 };
 
@@ -400,6 +401,8 @@ static int attr_oracle_fn(void *ctx, const struct isolate_test *t, enum outcome 
 	g_autofree char *ids = ids_text(t);
 
 	assert_int_equal(t->seq, o->log->len);
+	if ((int)t->seq == o->stop_at)
+		return -ETIME;
 	g_ptr_array_add(o->log, g_strdup_printf("%s %s", isolate_kind_name(t->kind), ids));
 	o->calls++;
 	*res = OUTCOME_OK;
@@ -417,6 +420,7 @@ static void attr_oracle_init(struct attr_oracle *o, bool (*harms)(size_t id))
 	o->harms = harms;
 	o->except = RN;
 	o->sampled_clean = RN;
+	o->stop_at = -1;
 	o->log = g_ptr_array_new_with_free_func(g_free);
 }
 
@@ -600,6 +604,145 @@ static void test_rule_no_harm(void **state)
 	g_ptr_array_unref(o.log);
 }
 
+/* ---- a run cut short (`[load] budget`) --------------------------------------- */
+
+static bool one_culprit(size_t id)
+{
+	return id == 77;
+}
+
+/* What a run stopped at test `stop` may say, whatever the truth: a
+ * culprit harms, a cleared id does not, every group holds an id that
+ * harms and neither a culprit nor a cleared id, and no group holds
+ * another. Returns the ids with a verdict (culprit or cleared). */
+static size_t check_partial(struct isolate *iso, bool (*harms)(size_t), int stop,
+			    size_t *in_groups)
+{
+	g_autoptr(GPtrArray) groups = NULL;
+	size_t judged = 0;
+
+	isolate_stop(iso);
+	isolate_stop(iso);   /* twice is once */
+	for (size_t id = 0; id < RN; id++) {
+		const struct isolate_culprit *cu = isolate_culprit_of(iso, id);
+
+		if (cu) {
+			if (!harms(id))
+				fail_msg("stop %d: id %zu named a culprit and does not harm", stop, id);
+			assert_int_equal(cu->count, 1);
+			if (!cu->by_rule)
+				assert_true(cu->k >= 1 && cu->k == cu->n && cu->n <= 3);
+		}
+		if (isolate_cleared(iso, id) && harms(id))
+			fail_msg("stop %d: id %zu cleared and harms", stop, id);
+		judged += cu || isolate_cleared(iso, id);
+	}
+	groups = isolate_unresolved(iso);
+	*in_groups = 0;
+	for (guint g = 0; g < groups->len; g++) {
+		const struct isolate_group *x = groups->pdata[g];
+		bool harm = false;
+
+		assert_true(x->count >= 1);
+		for (size_t i = 0; i < x->count; i++) {
+			harm |= harms(x->ids[i]);
+			assert_null(isolate_culprit_of(iso, x->ids[i]));
+			assert_false(isolate_cleared(iso, x->ids[i]));
+			if (i)
+				assert_true(x->ids[i - 1] < x->ids[i]);
+		}
+		if (!harm)
+			fail_msg("stop %d: group %u of %zu ids holds no harmful id", stop, g, x->count);
+		*in_groups += x->count;
+		for (guint h = 0; h < groups->len; h++) {
+			const struct isolate_group *y = groups->pdata[h];
+			size_t common = 0;
+
+			if (h == g)
+				continue;
+			for (size_t i = 0; i < y->count; i++)
+				for (size_t j = 0; j < x->count; j++)
+					common += y->ids[i] == x->ids[j];
+			if (common == y->count)
+				fail_msg("stop %d: group %u holds group %u", stop, g, h);
+		}
+	}
+	return judged;
+}
+
+static void test_stop_partial(void **state)
+{
+	static bool (*const truths[])(size_t) = { pebs_2012, two_unrelated, one_culprit, never };
+
+	space_init();
+	for (size_t t = 0; t < G_N_ELEMENTS(truths); t++) {
+		for (int rule = 0; rule < 2; rule++) {
+			size_t last_judged = 0;
+			unsigned int full;
+
+			{
+				struct attr_oracle o;
+				g_autoptr(isolate) iso = isolate_new(RN, 32, 3);
+
+				attr_oracle_init(&o, truths[t]);
+				if (rule)
+					isolate_use_rule(iso, space);
+				assert_int_equal(isolate_run(iso, attr_oracle_fn, &o), 0);
+				full = isolate_rounds(iso);
+				g_ptr_array_unref(o.log);
+			}
+			for (int stop = 0; stop <= (int)full; stop++) {
+				struct attr_oracle o;
+				g_autoptr(isolate) iso = isolate_new(RN, 32, 3);
+				size_t judged, in_groups;
+
+				attr_oracle_init(&o, truths[t]);
+				o.stop_at = stop;
+				if (rule)
+					isolate_use_rule(iso, space);
+				assert_int_equal(isolate_run(iso, attr_oracle_fn, &o),
+						 stop < (int)full ? -ETIME : 0);
+				assert_int_equal(isolate_rounds(iso), stop);
+				judged = check_partial(iso, truths[t], stop, &in_groups);
+				/* An attr armed alone that harmed is a culprit. */
+				for (guint i = 0; i < o.log->len; i++) {
+					g_auto(GStrv) w = g_strsplit(o.log->pdata[i], " ", -1);
+					size_t id;
+
+					if (g_strv_length(w) != 3 || w[2][0])
+						continue;   /* "kind id " only */
+					id = strtoul(w[1], NULL, 10);
+					if (truths[t](id) && !isolate_culprit_of(iso, id))
+						fail_msg("stop %d: %s harmed alone, no culprit", stop,
+							 (char *)o.log->pdata[i]);
+				}
+				/* Nothing armed, nothing known; more tests, never less. */
+				if (!stop)
+					assert_int_equal(judged + in_groups, 0);
+				assert_true(judged >= last_judged);
+				last_judged = judged;
+				/* Once every screening batch is judged (8 of 32),
+				 * every id is cleared or in a group, or a culprit,
+				 * or in a harmful batch with a culprit. */
+				if (stop == 8 && rule) {
+					size_t harmful_batches = 0;
+
+					for (size_t b = 0; b < RN / 32; b++) {
+						bool h = false;
+
+						for (size_t id = b * 32; id < b * 32 + 32; id++)
+							h |= truths[t](id);
+						harmful_batches += h;
+					}
+					assert_int_equal(judged + in_groups, RN);
+					assert_int_equal(in_groups, harmful_batches * 32);
+				}
+				g_ptr_array_unref(o.log);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -616,6 +759,7 @@ int main(void)
 		cmocka_unit_test(test_rule_sample_refutes),
 		cmocka_unit_test(test_rule_resume),
 		cmocka_unit_test(test_rule_no_harm),
+		cmocka_unit_test(test_stop_partial),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,6 +35,8 @@ struct fake {
 	bool signal_at_restart; /* the restart before a batch gets SIGTERM */
 	bool harm_baseline;
 	const char *harm_key;   /* a batch harms when an armed attr's key holds this */
+	unsigned int slow_judge;/* the Nth judge takes slow_ms more (a budget runs out) */
+	unsigned int slow_ms;
 	/* What was armed, seen from outside the runner: at each mark the
 	 * journal's last line must be the batch's "arm" line (the journal is
 	 * written before arming). */
@@ -142,6 +144,8 @@ static int f_judge(void *ctx, enum outcome *o, json_t **verdicts)
 	}
 	if (f->harm_baseline && f->judges == 1)
 		f->harmed_since_mark = true;
+	if (f->slow_judge && f->judges == f->slow_judge)
+		g_usleep((gulong)f->slow_ms * 1000);
 	*o = f->harmed_since_mark ? OUTCOME_GUEST_CRASH : OUTCOME_OK;
 	*verdicts = json_pack("[{s:s,s:s}]", "guest", "g0", "verdict",
 			      f->harmed_since_mark ? "crashed" : "alive");
@@ -519,6 +523,158 @@ static void test_rule_cells(void **state)
 	/* Every task-clock attr: more than a sample, the rest by the rule. */
 	check_class(fx, "config=0x1 ", &by_rule, &alone);
 	assert_true(by_rule >= 1);
+}
+
+/* [load] budget: the judge of load round `rounds` (the baseline is judge
+ * 1) outlasts a 400 ms budget, so exactly `rounds` rounds are armed and
+ * the run reports what they proved. harm_key "" harms every batch, NULL
+ * none. */
+static void run_budget(struct fixture *fx, const char *isolate, const char *harm_key,
+		       unsigned int rounds, struct fake *f, struct runner_report *rep,
+		       struct result_set **out)
+{
+	g_autofree char *ini = g_build_filename(fx->dir, "budget.ini", NULL);
+	g_autofree char *text = NULL, *more = NULL;
+	struct runner_guests g;
+	struct runner_opts o = opts_for(fx);
+
+	memset(f, 0, sizeof(*f));
+	fake_init(f);
+	f->harm_key = harm_key;
+	f->slow_judge = rounds + 1;
+	f->slow_ms = 600;
+	g = fake_guests(f);
+	assert_true(g_file_get_contents(fx->scenario, &text, NULL, NULL));
+	more = g_strconcat(text, "budget = 400ms\nisolate = ", isolate, "\n", NULL);
+	assert_true(g_file_set_contents(ini, more, -1, NULL));
+	o.scenario = ini;
+	if (runner_run(&o, &g, rep))
+		fail_msg("%s", pc_errmsg());
+	assert_int_equal(rep->rounds, rounds);
+	assert_int_equal(f->arm_marks, rounds);
+	*out = read_run(rep->run_dir);
+}
+
+/* The cells of a budget run: how many are OK, harm, INFRA in a group the
+ * harm is known to be among, INFRA with no verdict at all. Every armed
+ * cell is one of these; none is OK unless its attr was armed (in a clean
+ * batch: the fakes here harm every batch or none). */
+static void budget_cells(const struct result_set *set, const struct fake *f, unsigned int *ok,
+			 unsigned int *harm, unsigned int *grouped, unsigned int *none)
+{
+	*ok = *harm = *grouped = *none = 0;
+	for (guint i = 0; i < set->cells->len; i++) {
+		const struct cell *c = set->cells->pdata[i];
+		g_autofree char *key = c->has_attr ? cell_key(c) : NULL;
+		json_t *ev = NULL, *x;
+		size_t k;
+
+		if (c->outcome != OUTCOME_OK && c->outcome != OUTCOME_INFRA && !outcome_is_harm(c->outcome))
+			continue;   /* the open phase's verdict: never armed */
+		json_array_foreach(c->evidence, k, x)
+			if (!g_strcmp0(json_string_value(json_object_get(x, "kind")), "budget"))
+				ev = x;
+		if (c->outcome == OUTCOME_OK) {
+			assert_null(ev);
+			assert_true(arms_of(f, key) >= 1);
+			(*ok)++;
+		} else if (outcome_is_harm(c->outcome)) {
+			assert_null(ev);
+			assert_true(c->n >= 1 && c->k == c->n);
+			(*harm)++;
+		} else {
+			assert_non_null(ev);
+			assert_non_null(strstr(json_string_value(json_object_get(ev, "why")), "budget"));
+			if (json_object_get(ev, "harm_among"))
+				(*grouped)++;
+			else
+				(*none)++;
+		}
+	}
+}
+
+static bool has_limitation(const struct result_set *set, const char *part)
+{
+	for (guint i = 0; i < set->limitations->len; i++)
+		if (strstr(set->limitations->pdata[i], part))
+			return true;
+	return false;
+}
+
+static void test_budget(void **state)
+{
+	struct fixture *fx = armed_fixture(state);
+	unsigned int ok, harm, grouped, none;
+
+	/* Nothing harms, 2 rounds of 4 attrs: those 8 are OK, the rest have
+	 * no verdict, and the run is INFRA (it could not test them all). */
+	{
+		struct fake f;
+		struct runner_report rep;
+		g_autoptr(result_set) set = NULL;
+		json_t *b;
+
+		run_budget(fx, "rule", NULL, 2, &f, &rep, &set);
+		assert_int_equal(rep.verdict, RUNNER_VERDICT_INFRA);
+		assert_int_equal(rep.culprits, 0);
+		budget_cells(set, &f, &ok, &harm, &grouped, &none);
+		assert_int_equal(g_hash_table_size(f.arms), 8);
+		assert_true(ok >= 8);   /* profiles share attrs: cells >= attrs */
+		assert_int_equal(harm + grouped, 0);
+		assert_true(none >= rep.distinct_armed - 8);
+		b = json_object_get(set->extra, "budget");
+		assert_int_equal(json_integer_value(json_object_get(b, "budget_ms")), 400);
+		assert_int_equal(json_integer_value(json_object_get(b, "rounds")), 2);
+		assert_int_equal(json_integer_value(json_object_get(b, "unjudged_attrs")),
+				 rep.distinct_armed - 8);
+		assert_int_equal(json_array_size(json_object_get(b, "unresolved")), 0);
+		assert_true(has_limitation(set, "budget"));
+		runner_report_clear(&rep);
+		fake_clear(&f);
+	}
+	/* Every batch harms; rule mode screens first: two harmful batches,
+	 * two groups of 4 the harm is among, nothing OK, the run HARM. */
+	{
+		struct fake f;
+		struct runner_report rep;
+		g_autoptr(result_set) set = NULL;
+		json_t *groups;
+
+		run_budget(fx, "rule", "", 2, &f, &rep, &set);
+		assert_int_equal(rep.verdict, RUNNER_VERDICT_HARM);
+		assert_int_equal(rep.culprits, 0);
+		budget_cells(set, &f, &ok, &harm, &grouped, &none);
+		assert_int_equal(ok + harm, 0);
+		assert_true(grouped >= 8);
+		groups = json_object_get(json_object_get(set->extra, "budget"), "unresolved");
+		assert_int_equal(json_array_size(groups), 2);
+		for (size_t i = 0; i < 2; i++)
+			assert_int_equal(json_integer_value(json_object_get(json_array_get(groups, i),
+									    "attrs")), 4);
+		assert_true(has_limitation(set, "harm somewhere among these 4 attrs, not isolated"));
+		runner_report_clear(&rep);
+		fake_clear(&f);
+	}
+	/* Every batch harms; each mode: screen 4 (harm), split 2 (harm),
+	 * split 1 (harm): the first attr is a culprit at 1/1, its batch
+	 * holds it so no group, and the rest have no verdict. */
+	{
+		struct fake f;
+		struct runner_report rep;
+		g_autoptr(result_set) set = NULL;
+
+		run_budget(fx, "each", "", 3, &f, &rep, &set);
+		assert_int_equal(rep.verdict, RUNNER_VERDICT_HARM);
+		assert_int_equal(rep.culprits, 1);
+		budget_cells(set, &f, &ok, &harm, &grouped, &none);
+		assert_int_equal(ok + grouped, 0);
+		assert_true(harm >= 1);
+		assert_true(none >= rep.distinct_armed - 1);
+		assert_int_equal(json_array_size(json_object_get(json_object_get(set->extra, "budget"),
+								 "unresolved")), 0);
+		runner_report_clear(&rep);
+		fake_clear(&f);
+	}
 }
 
 static void test_infra_and_resume(void **state)
@@ -1001,6 +1157,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rule_cells, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_selftest_harm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dwell_ends_when_all_harmed, setup, teardown),

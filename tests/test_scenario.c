@@ -153,6 +153,32 @@ static void test_isolate_key(void **state)
 	assert_int_equal(scenario_isolate_from_name(NULL), SCENARIO_ISOLATE_COUNT);
 }
 
+/* [load] budget: none by default; the edge of the range holds. */
+static void test_budget_key(void **state)
+{
+	static const struct {
+		const char *value;
+		unsigned int ms;
+	} ok[] = { { "0s", 0 }, { "90m", 5400000 }, { "1500ms", 1500 }, { "168h", 604800000 } };
+	g_autoptr(scenario) d = NULL;
+
+	assert_int_equal(scenario_load_data("d.ini", "[sweep]\nevents = cycles\n", &d), 0);
+	assert_int_equal(d->budget_ms, 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(ok); i++) {
+		g_autofree char *text = g_strdup_printf("[sweep]\nevents = cycles\n[load]\nbudget = %s\n",
+							ok[i].value);
+		g_autoptr(scenario) s = NULL;
+		json_t *j;
+
+		assert_int_equal(scenario_load_data("b.ini", text, &s), 0);
+		assert_int_equal(s->budget_ms, ok[i].ms);
+		j = scenario_to_json(s);
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "load"),
+								    "budget_ms")), ok[i].ms);
+		json_decref(j);
+	}
+}
+
 static void test_duration_parser(void **state)
 {
 	unsigned int ms;
@@ -203,6 +229,8 @@ static const struct {
 	{ "bad-ring.ini", ":4: [load] ring_pages: expected a power of two, not 3" },
 	{ "bad-header.ini", ":1: expected a section header like [load]" },
 	{ "big-duration.ini", ":7: [load] dwell: 999999999999999999999h is out of range (10ms to 3600000ms)" },
+	/* a week at most: 168h is 604800000 ms */
+	{ "big-budget.ini", ":6: [load] budget: 169h is out of range (0ms to 604800000ms)" },
 	{ "big-memory.ini", ":3: [fleet] memory: 4194304G is out of range (64M to 1048576M)" },
 };
 
@@ -269,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_lists_and_units),
 		cmocka_unit_test(test_isolate_key),
+		cmocka_unit_test(test_budget_key),
 		cmocka_unit_test(test_duration_parser),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_missing_file),
