@@ -73,6 +73,8 @@ static bool parse_selftests(char **specs, unsigned int guests, GArray *out)
 int cmd_fleet(int argc, char **argv)
 {
 	int guests = 2, duration = 10, vcpus = 1, memory = 0, interval = 0, timeout = 0, parallel = 0;
+	int boot_timeout = 0;
+	g_autofree char *boot_timeout_opt = NULL;
 	g_autofree char *guests_opt = NULL, *duration_opt = NULL, *vcpus_opt = NULL;
 	g_autofree char *memory_opt = NULL, *interval_opt = NULL, *timeout_opt = NULL;
 	g_autofree char *parallel_opt = NULL, *selftest_at_opt = NULL, *disk_guests_opt = NULL;
@@ -104,6 +106,9 @@ int cmd_fleet(int argc, char **argv)
 		  "heartbeat interval, ms, 10..10000 (100)", "MS" },
 		{ "timeout", 0, 0, G_OPTION_ARG_STRING, &timeout_opt,
 		  "hang after this long without heartbeat, ms, 100..3600000", "MS" },
+		{ "boot-timeout", 0, 0, G_OPTION_ARG_STRING, &boot_timeout_opt,
+		  "time a guest may take to its first heartbeat, ms, 1000..3600000 (30000 under KVM, "
+		  "120000 under TCG; a real distribution image on a loaded host may need more)", "MS" },
 		{ "parallel", 0, 0, G_OPTION_ARG_STRING, &parallel_opt,
 		  "guests booting at once, 1..64 (twice the online CPUs)", "N" },
 		{ "no-work", 0, 0, G_OPTION_ARG_NONE, &no_work, "no busy workload in the guests", NULL },
@@ -147,6 +152,7 @@ int cmd_fleet(int argc, char **argv)
 	    !cli_bounded_int("fleet", "interval", interval_opt, HB_MIN_INTERVAL_MS,
 			     HB_MAX_INTERVAL_MS, &interval) ||
 	    !cli_bounded_int("fleet", "timeout", timeout_opt, 100, 3600000, &timeout) ||
+	    !cli_bounded_int("fleet", "boot-timeout", boot_timeout_opt, 1000, 3600000, &boot_timeout) ||
 	    !cli_bounded_int("fleet", "parallel", parallel_opt, 1, 64, &parallel) ||
 	    !cli_bounded_int("fleet", "disk-guests", disk_guests_opt, 1, guests, &disk_guests) ||
 	    !cli_bounded_seconds("fleet", "selftest-at", selftest_at_opt, 0, 3600, &selftest_at))
@@ -242,6 +248,7 @@ int cmd_fleet(int argc, char **argv)
 	cfg.initrd = initrd;
 	cfg.hb_interval_ms = interval;
 	cfg.hb_timeout_ms = timeout;
+	cfg.boot_timeout_ms = (unsigned int)boot_timeout;   /* 0: the accel's default */
 	cfg.parallel = parallel;
 	cfg.force_tcg = tcg;
 	cfg.no_work = no_work;

@@ -1157,6 +1157,9 @@ static void guest_reset_locked(struct fleet *f, struct guest *g)
 	hb_reader_init(&g->rd);
 	hb_guest_init(&g->hb, (int64_t)f->cfg.hb_timeout_ms * 1000, !f->cfg.no_work,
 		      g_get_monotonic_time());
+	/* A worker that has not started yet is a guest still booting
+	 * (issue 27: systemd images on a loaded host): as long as a boot. */
+	g->hb.grace_us = MAX(g->hb.grace_us, (int64_t)f->cfg.boot_timeout_ms * 1000);
 	g->state = GUEST_STATE_BOOTING;
 	g->started_us = g_get_monotonic_time();
 	g->first_hb_s = -1;
@@ -1251,14 +1254,28 @@ int fleet_start(struct fleet *f)
 }
 
 /* A harmed disk guest's own logs (its journal or /var/log) go to
- * <run_dir>/<name>.logs before its overlay is removed: the evidence a
- * distribution files upstream. */
+ * <run_dir>/<name>.<verdict id>-<OUTCOME>.logs before its overlay is
+ * removed: the evidence a distribution files upstream. One directory per
+ * harmed incarnation, never one reused (issue 27: a later harm's logs
+ * mixed into an earlier one's); a name a resumed run already used gets a
+ * suffix. */
 static void guest_pull_logs(struct fleet *f, struct guest *g, const char *disk)
 {
-	g_autofree char *dest = g_strdup_printf("%s/%s.logs", f->run_dir, g->name);
+	g_autofree char *base = NULL, *dest = NULL;
 	unsigned int n = 0;
-	int rc = inject_pull_logs(disk, dest, &n);
+	int rc;
 
+	g_mutex_lock(&f->lock);
+	base = g->harm ? g_strdup_printf("%s/%s.%lu-%s", f->run_dir, g->name, (unsigned long)g->harm->id,
+					 outcome_name(g->harm->kind))
+		       : g_strdup_printf("%s/%s", f->run_dir, g->name);
+	g_mutex_unlock(&f->lock);
+	dest = g_strdup_printf("%s.logs", base);
+	for (unsigned int i = 2; g_file_test(dest, G_FILE_TEST_EXISTS) && i < 1000; i++) {
+		g_free(dest);
+		dest = g_strdup_printf("%s.%u.logs", base, i);
+	}
+	rc = inject_pull_logs(disk, dest, &n);
 	g_mutex_lock(&f->lock);
 	if (g->harm && rc == 0)
 		evidence_append(g->harm, "--- the guest's own logs: %s (%u files)\n", dest, n);

@@ -293,6 +293,7 @@ void hb_guest_init(struct hb_guest *g, int64_t timeout_us, bool work_on, int64_t
 	memset(g, 0, sizeof(*g));
 	g->timeout_us = timeout_us;
 	g->work_on = work_on;
+	g->grace_us = timeout_us;
 	g->start_us = now_us;
 }
 
@@ -336,6 +337,8 @@ static void guest_new_boot(struct hb_guest *g, const struct hb_msg *m, int64_t n
 	g->canary_bad = !m->canary_ok;
 	g->oops = m->oops;
 	g->work = m->work;
+	g->work_started = false;
+	g->boot_hb_us = now_us;
 	g->last_progress_us = now_us;
 }
 
@@ -358,8 +361,10 @@ static int guest_hb(struct hb_guest *g, const struct hb_msg *m, int64_t now_us,
 		g->rejected[HB_REJECT_OUT_OF_ORDER]++;
 		return -EINVAL;
 	} else {
-		if (m->work != g->work)
+		if (m->work != g->work) {
 			g->last_progress_us = now_us;
+			g->work_started = true;
+		}
 		if (m->oops > g->oops && m->oops > g->kmsg_boot)
 			verdict(fn, opaque, OUTCOME_GUEST_OOPS, "oops count %u -> %u", g->oops, m->oops);
 		g->oops = m->oops;
@@ -435,12 +440,21 @@ int hb_guest_check(struct hb_guest *g, int64_t now_us, hb_verdict_fn fn, void *o
 			(now_us - g->last_hb_us) / 1000, g->seq);
 		return 1;
 	}
-	if (g->work_on && now_us - g->last_progress_us > g->timeout_us &&
-	    g->accepted[HB_KIND_HB] >= 2) {
+	if (!g->work_on || g->accepted[HB_KIND_HB] < 2)
+		return 0;
+	if (g->work_started && now_us - g->last_progress_us > g->timeout_us) {
 		verdict(fn, opaque, OUTCOME_GUEST_HANG,
 			"stalled: heartbeats arrive (seq %" PRIu64 ") but work=%" PRIu64
 			" unchanged for %" PRId64 " ms",
 			g->seq, g->work, (now_us - g->last_progress_us) / 1000);
+		return 1;
+	}
+	if (!g->work_started && now_us - g->boot_hb_us > g->grace_us + g->timeout_us) {
+		verdict(fn, opaque, OUTCOME_GUEST_HANG,
+			"stalled: heartbeats arrive (seq %" PRIu64 ") but work=%" PRIu64
+			" never moved in the %" PRId64 " ms since this boot's first heartbeat "
+			"(a boot may take %" PRId64 " ms to start it)",
+			g->seq, g->work, (now_us - g->boot_hb_us) / 1000, g->grace_us / 1000);
 		return 1;
 	}
 	return 0;

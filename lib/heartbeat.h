@@ -82,7 +82,14 @@ void hb_reader_eof(struct hb_reader *r);
 struct hb_guest {
 	int64_t timeout_us;     /* hang after this long without a heartbeat */
 	bool work_on;           /* the workload should be making progress */
+	/* A boot's work counter that has not moved yet is a guest still
+	 * booting (its worker competes with the rest of the boot): the stall
+	 * clock starts at its first move, or grace_us after the boot's first
+	 * heartbeat when it never moves (hb_guest_init: timeout_us). */
+	int64_t grace_us;
 	/* state */
+	bool work_started;      /* work moved since this boot's first heartbeat */
+	int64_t boot_hb_us;     /* this boot's first heartbeat */
 	bool seen_hb;
 	char boot[HB_BOOT_ID_HEX + 1];
 	uint64_t seq, work, mono_ms;
@@ -115,7 +122,9 @@ int hb_guest_line(struct hb_guest *g, const char *line, size_t len, int64_t now_
 /* Counts the reader's oversized/truncated lines into g->rejected. */
 void hb_guest_take_reader(struct hb_guest *g, struct hb_reader *r);
 /* Time-based verdicts: GUEST_HANG for silence ("no heartbeat") or a work
- * counter that stopped while work is on ("stalled"). At most one per call. */
+ * counter that stopped while work is on ("stalled": timeout_us after its
+ * last move, or grace_us + timeout_us after the boot's first heartbeat
+ * when it never moved). At most one per call. */
 int hb_guest_check(struct hb_guest *g, int64_t now_us, hb_verdict_fn fn, void *opaque);
 uint64_t hb_guest_rejected_total(const struct hb_guest *g);
 

@@ -162,12 +162,17 @@ static const char *first_word(const char *line, char *buf, size_t size)
 	return buf;
 }
 
+/* Whether line has word w; a console=DEV word is there when the line
+ * names DEV with options (console=ttyS0,115200 holds console=ttyS0: a
+ * second would register the console twice). */
 static bool has_word(const char *line, const char *w)
 {
 	g_auto(GStrv) t = g_strsplit_set(line, " \t", -1);
+	size_t n = strlen(w);
 
 	for (size_t i = 0; t[i]; i++)
-		if (!strcmp(t[i], w))
+		if (!strcmp(t[i], w) ||
+		    (g_str_has_prefix(w, "console=") && !strncmp(t[i], w, n) && t[i][n] == ','))
 			return true;
 	return false;
 }

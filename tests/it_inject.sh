@@ -172,7 +172,9 @@ if [ -f "$work/bb.qcow2.json" ]; then
 		grep -aq 'pmucanary-agent: service mode' "$work/run/pmucanary-$run_id-0.console" ||
 			bad "the console does not show the agent started by the guest's init"
 		# the harmed guest's own logs, read out of its overlay
-		logs=$work/run/pmucanary-$run_id-0.logs
+		# one directory per harmed incarnation, named by its verdict
+		logs=$(ls -d "$work/run/pmucanary-$run_id-0".*-GUEST_CRASH.logs 2>/dev/null)
+		[ "$(wc -w <<<"$logs")" = 1 ] || bad "want one GUEST_CRASH logs directory, got '$logs'"
 		grep -q '^rcS: boot ' "$logs/messages" 2>/dev/null ||
 			bad "the guest's /var/log/messages is not in $logs: $(ls "$logs" 2>&1)"
 		jq -e --arg d "$logs" '.guests[0].verdicts[0].evidence | contains("own logs: " + $d)' \
@@ -281,12 +283,16 @@ INI
 			grep -q "pmucanary-$mid-$g" <(jq -r '.. | strings' "$json") ||
 				bad "run.json names no verdict of guest $g"
 		done
-		# two harms: the second incarnation's own log holds one boot, not two
-		logs=$mdir/pmucanary-$mid-1.logs
-		nb=$(grep -c '^rcS: boot ' "$logs/messages" 2>/dev/null)
-		[ "$nb" = 1 ] || bad "the disk guest's last /var/log/messages holds ${nb:-no} boots, want 1 (a fresh overlay per incarnation)"
-		grep -q "own logs: $logs" <(jq -r '.. | strings' "$json") ||
-			bad "no evidence names the disk guest's own logs $logs"
+		# two harms, two directories, each named by its own verdict and
+		# named in that verdict's evidence; each log holds its one boot
+		all_logs=$(ls -d "$mdir/pmucanary-$mid-1".*-GUEST_CRASH.logs 2>/dev/null)
+		[ "$(wc -w <<<"$all_logs")" = 2 ] || bad "two harms of the disk guest: want 2 logs directories, got '$all_logs'"
+		for logs in $all_logs; do
+			nb=$(grep -c '^rcS: boot ' "$logs/messages" 2>/dev/null)
+			[ "$nb" = 1 ] || bad "$logs/messages holds ${nb:-no} boots, want 1 (a fresh overlay per incarnation)"
+			grep -q "own logs: $logs" <(jq -r '.. | strings' "$json") ||
+				bad "no evidence names the disk guest's own logs $logs"
+		done
 		[ -f "$work/pmucanary-$mid-1.qcow2" ] || bad "--keep: the disk guest's overlay is gone"
 		[ -e "$work/pmucanary-$mid-0.qcow2" ] && bad "the initramfs guest got an overlay"
 	fi

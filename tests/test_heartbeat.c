@@ -379,24 +379,94 @@ static void test_guest_hang_and_stall(void **state)
 	assert_int_equal(v.kind[0], OUTCOME_GUEST_HANG);
 	assert_non_null(strstr(v.ev[0], "no heartbeat"));
 
-	/* heartbeats keep coming, work does not move */
+	/* heartbeats keep coming, work moved once and then does not */
 	hb_guest_init(&g, 500000, true, 0);
 	v.n = 0;
 	for (int i = 1; i <= 10; i++) {
 		char line[256];
 
-		snprintf(line, sizeof(line), "HB v=1 seq=%d boot=" BOOT_A " mono=%d work=7 canary=ok oops=0",
-			 i, i * 100);
+		snprintf(line, sizeof(line), "HB v=1 seq=%d boot=" BOOT_A " mono=%d work=%d canary=ok oops=0",
+			 i, i * 100, i == 1 ? 6 : 7);
 		hb_guest_line(&g, line, strlen(line), i * 100000, on_verdict, &v);
 	}
+	/* the move was at 0.2 s: 0.5 s later is the edge */
+	assert_int_equal(hb_guest_check(&g, 700000, on_verdict, &v), 0);
 	assert_int_equal(hb_guest_check(&g, 1000000, on_verdict, &v), 1);
 	assert_int_equal(v.kind[0], OUTCOME_GUEST_HANG);
 	assert_non_null(strstr(v.ev[0], "stalled"));
+	assert_non_null(strstr(v.ev[0], "work=7 unchanged"));
 
 	/* the same with work off is healthy */
 	g.work_on = false;
 	v.n = 0;
 	assert_int_equal(hb_guest_check(&g, 1000000, on_verdict, &v), 0);
+}
+
+/* Issue 27: a guest whose worker has not started is still booting (a
+ * systemd image on a loaded host): no stall until it starts, or until a
+ * boot's grace has passed with the work never moving. A new boot starts
+ * over. */
+static void test_guest_stall_waits_for_work(void **state)
+{
+	struct hb_guest g;
+	struct got v = { 0 };
+	char line[256];
+	int seq = 0;
+
+#define BEAT(t_ms, boot, work)                                                                   \
+	do {                                                                                     \
+		seq++;                                                                           \
+		snprintf(line, sizeof(line), "HB v=1 seq=%d boot=%s mono=%d work=%d canary=ok oops=0", \
+			 seq, boot, (t_ms), (work));                                             \
+		hb_guest_line(&g, line, strlen(line), (int64_t)(t_ms) * 1000, on_verdict, &v);   \
+	} while (0)
+
+	/* timeout 0.5 s, grace 10 s: work=0 for 9 s of heartbeats is a boot */
+	hb_guest_init(&g, 500000, true, 0);
+	g.grace_us = 10000000;
+	for (int t = 100; t <= 9000; t += 100)
+		BEAT(t, BOOT_A, 0);
+	assert_int_equal(hb_guest_check(&g, 9000000, on_verdict, &v), 0);
+	/* it starts at 9.1 s; a stop 0.5 s after its last move is a stall */
+	BEAT(9100, BOOT_A, 1);
+	BEAT(9200, BOOT_A, 2);
+	BEAT(9300, BOOT_A, 2);
+	BEAT(9600, BOOT_A, 2);
+	assert_int_equal(hb_guest_check(&g, 9600000, on_verdict, &v), 0);
+	BEAT(9750, BOOT_A, 2);
+	assert_int_equal(hb_guest_check(&g, 9750000, on_verdict, &v), 1);
+	assert_int_equal(v.n, 1);
+	assert_non_null(strstr(v.ev[0], "work=2 unchanged"));
+
+	/* never moving: a stall once grace + timeout have passed since the
+	 * boot's first heartbeat (0.1 s): 10.6 s, not before */
+	hb_guest_init(&g, 500000, true, 0);
+	g.grace_us = 10000000;
+	v.n = 0;
+	seq = 0;
+	for (int t = 100; t <= 10600; t += 100)
+		BEAT(t, BOOT_A, 0);
+	assert_int_equal(hb_guest_check(&g, 10600000, on_verdict, &v), 0);
+	BEAT(10700, BOOT_A, 0);
+	assert_int_equal(hb_guest_check(&g, 10700000, on_verdict, &v), 1);
+	assert_non_null(strstr(v.ev[0], "never moved"));
+
+	/* a reboot (new boot id) is a boot again: its work=0 is not a stall */
+	hb_guest_init(&g, 500000, true, 0);
+	g.grace_us = 10000000;
+	v.n = 0;
+	seq = 0;
+	BEAT(100, BOOT_A, 5);
+	BEAT(200, BOOT_A, 6);
+	seq = 0;
+	BEAT(300, BOOT_B, 0);
+	assert_int_equal(v.n, 1);
+	assert_int_equal(v.kind[0], OUTCOME_GUEST_REBOOT);
+	for (int t = 400; t <= 5000; t += 100)
+		BEAT(t, BOOT_B, 0);
+	assert_int_equal(hb_guest_check(&g, 5000000, on_verdict, &v), 0);
+	assert_int_equal(v.n, 1);
+#undef BEAT
 }
 
 int main(void)
@@ -413,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_guest_verdicts),
 		cmocka_unit_test(test_guest_canary_without_line),
 		cmocka_unit_test(test_guest_hang_and_stall),
+		cmocka_unit_test(test_guest_stall_waits_for_work),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

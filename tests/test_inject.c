@@ -269,6 +269,18 @@ static void test_bootloader_config_add(void **state)
 	assert_non_null(strstr(gr, "\tlinux\t/boot/vmlinuz-6.1 root=UUID=x ro quiet console=ttyS0\n"));
 	assert_non_null(strstr(gr, "\tlinux16 /boot/memtest86+.bin console=ttyS0 quiet\n"));
 	assert_non_null(strstr(gr, "set timeout=5\n"));
+	/* console=ttyS0,115200 is the console already: not added twice; a
+	 * console on another device, or a longer name, is not it */
+	{
+		g_autofree char *c = inject_bootloader_config_add(INJECT_BOOTLOADER_GRUB,
+			"menuentry 'a' {\n\tlinux /v console=ttyS0,115200n8 ro\n}\n"
+			"menuentry 'b' {\n\tlinux /v console=tty0 console=ttyS01 ro\n}\n",
+			"console=ttyS0 panic=0", &entries, &changed);
+
+		assert_int_equal(changed, 2);
+		assert_non_null(strstr(c, "\tlinux /v console=ttyS0,115200n8 ro panic=0\n"));
+		assert_non_null(strstr(c, "\tlinux /v console=tty0 console=ttyS01 ro console=ttyS0 panic=0\n"));
+	}
 	/* a config that boots no Linux kernel */
 	none = inject_bootloader_config_add(INJECT_BOOTLOADER_GRUB, "set timeout=5\n", "x",
 					    &entries, &changed);
