@@ -217,6 +217,16 @@ char *inject_bootloader_config_add(enum inject_bootloader b, const char *text, c
 			*changed += line_add_words(out, lines[i], w);
 			continue;
 		}
+		/* Debian's default grub.cfg draws on a graphical terminal; a
+		 * guest has no video device, and grub parks there with an
+		 * empty console (issue 27). Its text console needs none. */
+		if (b == INJECT_BOOTLOADER_GRUB && !strcmp(kw, "terminal_output") &&
+		    strstr(lines[i], "gfxterm")) {
+			g_string_append_printf(out, "# pmucanary: no video device for gfxterm: %s\n",
+					       lines[i]);
+			(*changed)++;
+			continue;
+		}
 		if (b == INJECT_BOOTLOADER_EXTLINUX && (!strcmp(kw, "kernel") || !strcmp(kw, "linux"))) {
 			bool append = false;
 

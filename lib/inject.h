@@ -107,8 +107,10 @@ int inject_disk_boot_parse(const char *s);
 /* A bootloader config with every word of words (space-separated) that a
  * kernel entry lacks appended to it: grub's linux/linux16/linuxefi lines;
  * extlinux's APPEND lines, and an APPEND after the KERNEL/LINUX line of a
- * LABEL that has none. *entries: kernel entries seen (0: the config boots
- * no Linux kernel); *changed: those given words. */
+ * LABEL that has none. A grub `terminal_output ... gfxterm` line is
+ * commented out (a guest has no video device: grub would park on it).
+ * *entries: kernel entries seen (0: the config boots no Linux kernel);
+ * *changed: those given words, and lines commented out. */
 char *inject_bootloader_config_add(enum inject_bootloader b, const char *text, const char *words,
 				   unsigned int *entries, unsigned int *changed);
 

@@ -281,6 +281,21 @@ static void test_bootloader_config_add(void **state)
 		assert_non_null(strstr(c, "\tlinux /v console=ttyS0,115200n8 ro panic=0\n"));
 		assert_non_null(strstr(c, "\tlinux /v console=tty0 console=ttyS01 ro console=ttyS0 panic=0\n"));
 	}
+	/* Debian's default grub terminal: gfxterm parks a guest without a
+	 * video device; its line is commented out, the others stay */
+	{
+		g_autofree char *c = inject_bootloader_config_add(INJECT_BOOTLOADER_GRUB,
+			"if loadfont $font ; then\n  insmod gfxterm\n  terminal_output gfxterm\nfi\n"
+			"terminal_output console\nmenuentry 'a' {\n\tlinux /v ro\n}\n",
+			"console=ttyS0", &entries, &changed);
+
+		assert_int_equal(entries, 1);
+		assert_int_equal(changed, 2);
+		assert_non_null(strstr(c, "\n# pmucanary: no video device for gfxterm:   terminal_output gfxterm\n"));
+		assert_non_null(strstr(c, "  insmod gfxterm\n"));
+		assert_non_null(strstr(c, "\nterminal_output console\n"));
+		assert_null(strstr(c, "\n  terminal_output gfxterm"));
+	}
 	/* a config that boots no Linux kernel */
 	none = inject_bootloader_config_add(INJECT_BOOTLOADER_GRUB, "set timeout=5\n", "x",
 					    &entries, &changed);
