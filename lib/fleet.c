@@ -1278,7 +1278,9 @@ static void guest_pull_logs(struct fleet *f, struct guest *g, const char *disk)
 	rc = inject_pull_logs(disk, dest, &n);
 	g_mutex_lock(&f->lock);
 	if (g->harm && rc == 0)
-		evidence_append(g->harm, "--- the guest's own logs: %s (%u files)\n", dest, n);
+		evidence_append(g->harm, "--- the guest's own logs: %s (%u files; what the guest had "
+				"written to its disk, which may end before the harm: the console above "
+				"is the record of it)\n", dest, n);
 	else if (g->harm)
 		evidence_append(g->harm, "--- the guest's own logs: not read (%s)\n", pc_errmsg());
 	g_mutex_unlock(&f->lock);
