@@ -514,6 +514,10 @@ static int cell_from_json(const struct read_ctx *rc, const json_t *o, size_t idx
 		return ret;
 	g_free(where);
 	where = g_strdup_printf("cells[%zu] (%s %s): ", idx, cell->profile, cell->spec);
+	/* k harmful runs out of n: never more than n. */
+	if (cell->k > cell->n)
+		return pc_fail(EINVAL, "%s: %s\"k\" (%d) is more than \"n\" (%d)", name, where,
+			       cell->k, cell->n);
 	if ((v = json_object_get(o, "attr"))) {
 		g_autofree char *at = g_strdup_printf("cells[%zu].attr", idx);
 
@@ -765,7 +769,7 @@ static json_t *value_at(const char *text, size_t len, size_t *pos)
 {
 	json_error_t jerr;
 	json_t *v = json_loadb(text + *pos, len - *pos,
-			       JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK, &jerr);
+			       JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
 
 	if (v)
 		*pos += jerr.position;
@@ -846,8 +850,10 @@ static int stream_read(const char *text, size_t len, const char *path, struct re
 		} else {
 			json_t *v;
 
-			/* The cells were read with what came before them. */
-			if (seen_cells && g_strv_contains(before_cells, json_string_value(key)))
+			/* The cells were read with what came before them; a key
+			 * given twice is the whole-tree path's error. */
+			if ((seen_cells && g_strv_contains(before_cells, json_string_value(key))) ||
+			    json_object_get(root, json_string_value(key)))
 				return 1;
 			if (!(v = value_at(text, len, &pos)))
 				return 1;
@@ -1127,7 +1133,9 @@ int results_read_json(const char *path, struct result_set **out)
 	ret = stream_read(text, len, path, out);
 	if (ret <= 0)
 		return ret;
-	root = json_loadb(text, len, 0, &jerr);
+	/* A key given twice would keep one value and drop the other (the
+	 * "cells" of a GUEST_CRASH): refused, like every other reader's. */
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
 		return pc_fail(EINVAL, "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
 	g_clear_pointer(&text, g_free);

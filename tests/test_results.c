@@ -383,6 +383,55 @@ static void test_bad_index(void **state)
 				   "[{\"attr\":0,\"outcome\":\"OK\"}]}]}", "ok.json"), 0);
 }
 
+/* k harmful runs of n: k > n (n = 0 included) is refused, naming the
+ * cell; k = n and 0/0 (a rule-covered cell) read. A key given twice (a
+ * second "cells" that would drop the first, a cell's "outcome") is
+ * refused, at any depth, with where. */
+static void test_counts_and_duplicates(void **state)
+{
+	static const struct {
+		int k, n;
+		bool ok;
+	} kn[] = { { 3, 1, false }, { 2, 0, false }, { 1, 0, false }, { 0, 0, true },
+		   { 3, 3, true }, { 0, 3, true }, { 1, 2, true } };
+	static const struct {
+		const char *doc, *want;
+	} dup[] = {
+		{ V2_HEAD "\"attrs\":[],\"cells\":[{\"profile\":\"p\",\"spec\":\"s\",\"outcome\":"
+		  "\"GUEST_CRASH\",\"k\":1,\"n\":1}],\n\"cells\":[]}", "d1.json:" },
+		{ V2_HEAD "\"cells\":[],\"attrs\":[],\"cells\":[]}", "d2.json:" },
+		{ V2_HEAD "\"attrs\":[],\"cells\":[{\"profile\":\"p\",\"spec\":\"s\",\"outcome\":"
+		  "\"GUEST_CRASH\",\"outcome\":\"OK\"}]}", "d3.json:" },
+		{ "{\"schema\":\"pmucanary/2\",\"schema\":\"pmucanary/2\",\"kind\":\"probe\","
+		  "\"attrs\":[],\"cells\":[]}", "d4.json:" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(kn); i++) {
+		g_autofree char *doc = g_strdup_printf(V2_HEAD "\"attrs\":[],\"cells\":[{\"profile\":"
+			"\"p\",\"spec\":\"s\",\"outcome\":\"GUEST_CRASH\",\"k\":%d,\"n\":%d}]}",
+			kn[i].k, kn[i].n);
+		g_autofree char *want = g_strdup_printf("kn.json: cells[0] (p s): \"k\" (%d) is more "
+							"than \"n\" (%d)", kn[i].k, kn[i].n);
+		int r = read_text(doc, "kn.json");
+
+		if (kn[i].ok) {
+			assert_int_equal(r, 0);
+			continue;
+		}
+		assert_int_equal(r, -EINVAL);
+		if (!strstr(pc_errmsg(), want))
+			fail_msg("k=%d n=%d: '%s', want '%s'", kn[i].k, kn[i].n, pc_errmsg(), want);
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(dup); i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "d%zu.json", i + 1);
+		assert_int_equal(read_text(dup[i].doc, name), -EINVAL);
+		if (!strstr(pc_errmsg(), dup[i].want) || !strstr(pc_errmsg(), "duplicate"))
+			fail_msg("%s: '%s'", name, pc_errmsg());
+	}
+}
+
 /* REJECTED is the profile's verdict with perf's message, and only that. */
 static void test_rejected(void **state)
 {
@@ -718,6 +767,7 @@ int main(void)
 		cmocka_unit_test(test_read_v1),
 		cmocka_unit_test(test_attr_dedup),
 		cmocka_unit_test(test_bad_index),
+		cmocka_unit_test(test_counts_and_duplicates),
 		cmocka_unit_test(test_rejected),
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_v1_fixtures_round_trip),
