@@ -6,6 +6,7 @@
 #include "outcome.h"
 #include "pmu.h"
 #include "profile.h"
+#include "textesc.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -203,6 +204,15 @@ int cmd_encode(int argc, char **argv)
 		pc_warn("no PMUs: %s", pc_errmsg());
 	}
 
+	/* A spec is text: bytes that are not UTF-8 would be dropped from the
+	 * JSON (jansson refuses them) with the spec's error. */
+	for (int i = 1; i < argc; i++)
+		if (!g_utf8_validate(argv[i], -1, NULL)) {
+			g_autofree char *esc = text_escape(argv[i]);
+
+			fprintf(stderr, "pmucanary encode: spec '%s' is not valid UTF-8\n", esc);
+			return EXIT_USAGE;
+		}
 	if (json)
 		arr = json_array();
 	for (int i = 1; i < argc; i++) {

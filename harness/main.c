@@ -86,8 +86,18 @@ bool cli_bounded_seconds(const char *cmd, const char *name, const char *text, do
 
 	if (!text)
 		return true;
+	/* Decimal only: DIGITS[.DIGITS]; strtod would also take 0x10, 1e1, inf. */
+	bool decimal = g_ascii_isdigit(*text);
+	const char *p = text;
+
+	while (g_ascii_isdigit(*p))
+		p++;
+	if (*p == '.' && g_ascii_isdigit(p[1]))
+		for (p++; g_ascii_isdigit(*p); p++)
+			;
+	decimal = decimal && !*p;
 	v = g_ascii_strtod(text, &end);
-	if (!g_ascii_isdigit(*text) || !end || *end || !isfinite(v)) {
+	if (!decimal || !end || *end || !isfinite(v)) {
 		fprintf(stderr, "pmucanary %s: option --%s: '%s' is not a number of seconds "
 			"(%g..%g)\n", cmd, name, text, min, max);
 		return false;

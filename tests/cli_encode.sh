@@ -60,6 +60,13 @@ expect_rc 2 "bad option" -- --profile perf-6.1 --frobnicate cycles
 expect_rc 2 "rejected spec in text mode" -- --profile perf-6.1 cycles:pppp
 grep -q "cycles:pppp" <<<"$last_out" && grep -q "at 11" <<<"$last_out" &&
 	ok "rejection names spec and position" || fail "rejection message" "$last_out"
+# A spec that is not UTF-8 is bad input in both modes, named escaped; the
+# JSON would otherwise lose it and its error ({}, exit 0).
+for mode in "" --json; do
+	expect_rc 2 "spec not UTF-8 ${mode:-text}" -- $mode --profile perf-6.1 $'cpu-clock\xff'
+	[ "$last_out" = "pmucanary encode: spec 'cpu-clock\\xff' is not valid UTF-8" ] &&
+		ok "spec not UTF-8 ${mode:-text}: one line, escaped" || fail "spec not UTF-8 message" "$last_out"
+done
 expect_rc 2 "unknown event" -- --profile perf-6.1 --sysfs "$fixture" bogus
 # Numbers as perf reads them: past 64 bits is an error with its position,
 # never a saturated config; 010 is decimal ten.
