@@ -640,8 +640,23 @@ int scenario_load_data(const char *path, const char *text, struct scenario **out
 	r = scan_text(path, text);
 	if (r)
 		return r;
-	if (!g_key_file_load_from_data(kf, text, (gsize)-1, G_KEY_FILE_NONE, &err))
-		return pc_fail(EINVAL, "%s: %s", path, err->message);
+	/* A line that starts with ';' is a comment here as in most INI
+	 * dialects; GKeyFile knows only '#'. (After a value, ';' separates
+	 * list items: no trailing comments.) */
+	{
+		g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+		for (char **l = lines; *l; l++) {
+			char *c = *l + strspn(*l, " \t");
+
+			if (*c == ';')
+				*c = '#';
+		}
+		g_autofree char *hashed = g_strjoinv("\n", lines);
+
+		if (!g_key_file_load_from_data(kf, hashed, (gsize)-1, G_KEY_FILE_NONE, &err))
+			return pc_fail(EINVAL, "%s: %s", path, err->message);
+	}
 
 	for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
 		const struct key_def *d = &keys[i];

@@ -153,6 +153,22 @@ static void test_isolate_key(void **state)
 	assert_int_equal(scenario_isolate_from_name(NULL), SCENARIO_ISOLATE_COUNT);
 }
 
+/* ';' starts a comment line as '#' does (indented too); after a value it
+ * is the list separator, so a "comment" there is part of the value and a
+ * bad one is an error naming its line. */
+static void test_semicolon_comments(void **state)
+{
+	g_autoptr(scenario) s = NULL, t = NULL;
+
+	assert_int_equal(scenario_load_data("c.ini", "; top\n[sweep]\n  ; indented\n"
+					     "events = cpu-clock\n;events = cycles\n", &s), 0);
+	assert_int_equal(s->events->len, 1);
+	assert_string_equal(s->events->pdata[0], "cpu-clock");
+	assert_int_equal(scenario_load_data("d.ini", "[sweep]\nevents = cpu-clock\n[load]\n"
+					     "isolate = each   ; the default is rule\n", &t), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "d.ini:4: [load] isolate: expected rule or each"));
+}
+
 /* [load] budget: none by default; the edge of the range holds. */
 static void test_budget_key(void **state)
 {
@@ -298,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_lists_and_units),
 		cmocka_unit_test(test_isolate_key),
 		cmocka_unit_test(test_budget_key),
+		cmocka_unit_test(test_semicolon_comments),
 		cmocka_unit_test(test_duration_parser),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_missing_file),
