@@ -192,7 +192,8 @@ int cmd_run(int argc, char **argv)
 	if (e) {
 		fprintf(stderr, "pmucanary run: %s\n", pc_errmsg());
 		runner_report_clear(&rep);
-		return e == -EINVAL ? EXIT_USAGE : EXIT_INFRA;
+		/* EBUSY: --resume of a run another pmucanary is running */
+		return e == -EINVAL || e == -EBUSY ? EXIT_USAGE : EXIT_INFRA;
 	}
 	print_matrix(rep.run_dir);
 	if (reports.junit || reports.kcidb) {

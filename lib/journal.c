@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 struct journal {
@@ -62,6 +63,20 @@ static char *journal_file(const char *run_dir)
 	return g_build_filename(run_dir, JOURNAL_FILE, NULL);
 }
 
+/* One process per run directory: the journal's fd holds an exclusive
+ * lock for as long as the run has it open (a `run --resume DIR` while the
+ * run that owns DIR lives would truncate and interleave its journal). The
+ * lock goes with the process, however it ends. */
+static int lock_journal(int fd, const char *path)
+{
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK)
+		return pc_fail(EBUSY, "%s: in use: another pmucanary is running this run "
+			       "(its journal is locked)", path);
+	return pc_fail(errno, "%s: lock: %s", path, strerror(errno));
+}
+
 int journal_create(const char *run_dir, struct journal **out)
 {
 	g_autofree char *path = journal_file(run_dir);
@@ -72,6 +87,10 @@ int journal_create(const char *run_dir, struct journal **out)
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return pc_fail(errno, "%s: %s", path, strerror(errno));
+	if ((r = lock_journal(fd, path))) {
+		close(fd);
+		return r;
+	}
 	r = fsync_dir(dir);
 	if (r) {
 		close(fd);
@@ -91,7 +110,7 @@ int journal_reopen(const char *run_dir, struct journal **out)
 	size_t len = 0;
 	struct journal *j;
 	unsigned int lines = 0;
-	int fd;
+	int fd, r;
 
 	if ((fd = infile_read(path, INFILE_RESULTS, &text, &len)))
 		return fd;
@@ -104,6 +123,17 @@ int journal_reopen(const char *run_dir, struct journal **out)
 	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0)
 		return pc_fail(errno, "%s: %s", path, strerror(errno));
+	/* The text read above may predate the lock: read again under it. */
+	g_clear_pointer(&text, g_free);
+	lines = 0;
+	if ((r = lock_journal(fd, path)) || (r = infile_read(path, INFILE_RESULTS, &text, &len))) {
+		close(fd);
+		return r;
+	}
+	while (len > 0 && text[len - 1] != '\n')
+		len--;
+	for (gsize i = 0; i < len; i++)
+		lines += text[i] == '\n';
 	if (ftruncate(fd, (off_t)len) < 0 || fsync(fd) < 0) {
 		int e = errno;
 

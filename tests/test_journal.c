@@ -279,6 +279,37 @@ static void test_failed_write_leaves_whole_lines(void **state)
 	assert_string_equal(journal_replay_batch(r, 1)->outcome, "INFRA");
 }
 
+/* One process per run directory: while a journal is open (the run that
+ * owns it lives), a second open for resume is refused without touching
+ * it, and the journal is whole; closed, it opens again. Locks are per open
+ * file: a second open in this process stands for another process. */
+static void test_one_owner(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree char *path = g_build_filename(f->dir, JOURNAL_FILE, NULL);
+	g_autofree char *before = NULL, *after = NULL;
+	struct journal *owner = NULL, *second = NULL;
+	static const char *const k[] = { "type=1 config=0", NULL };
+
+	assert_int_equal(journal_create(f->dir, &owner), 0);
+	assert_int_equal(journal_arm(owner, 0, "screen", k), 0);
+	assert_true(g_file_get_contents(path, &before, NULL, NULL));
+	/* a partial last line, as a crash would leave it: a resume would cut it */
+	append_raw(f->dir, "{\"step\":\"judg", 13);
+	assert_int_equal(journal_reopen(f->dir, &second), -EBUSY);
+	assert_null(second);
+	assert_non_null(strstr(pc_errmsg(), "in use: another pmucanary is running this run"));
+	assert_non_null(strstr(pc_errmsg(), path));
+	assert_true(g_file_get_contents(path, &after, NULL, NULL));
+	assert_int_equal(strlen(after), strlen(before) + 13);
+	journal_close(owner);
+	assert_int_equal(journal_reopen(f->dir, &second), 0);
+	journal_close(second);
+	g_free(after);
+	assert_true(g_file_get_contents(path, &after, NULL, NULL));
+	assert_string_equal(after, before);
+}
+
 static void test_semantic_errors(void **state)
 {
 	struct fixture *f = *state;
@@ -304,6 +335,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nul_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_in_middle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_semantic_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_write_leaves_whole_lines, setup, teardown),
 	};
 
