@@ -193,6 +193,12 @@ int cmd_fleet(int argc, char **argv)
 	}
 	if (!parse_selftests(selftests, guests, tests))
 		return EXIT_USAGE;
+	/* Before any image is built or guest booted: it names domains and files. */
+	if (run_id && !fleet_run_id_ok(run_id)) {
+		fprintf(stderr, "pmucanary fleet: option --run-id: '%s': use 1..48 of [A-Za-z0-9_.-]\n",
+			run_id);
+		return EXIT_USAGE;
+	}
 	/* A FILE that cannot be written fails before any guest boots. */
 	if (json_path && outfile_check(json_path) < 0) {
 		fprintf(stderr, "pmucanary fleet: --json: %s\n", pc_errmsg());

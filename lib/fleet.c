@@ -138,7 +138,7 @@ static struct fleet_verdict *verdict_copy(const struct fleet_verdict *v)
 
 /* ---- configuration and XML ---- */
 
-static bool run_id_ok(const char *s)
+bool fleet_run_id_ok(const char *s)
 {
 	if (!s || !*s || strlen(s) > 48)
 		return false;
@@ -1019,7 +1019,7 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 		return pc_fail(EINVAL, "a guest kernel and initrd are needed");
 	if (!cfg->run_dir)
 		return pc_fail(EINVAL, "a run directory is needed");
-	if (cfg->run_id && !run_id_ok(cfg->run_id))
+	if (cfg->run_id && !fleet_run_id_ok(cfg->run_id))
 		return pc_fail(EINVAL, "run id '%s': use 1..48 of [A-Za-z0-9_.-]", cfg->run_id);
 	if (cfg->hb_interval_ms && (cfg->hb_interval_ms < HB_MIN_INTERVAL_MS ||
 				    cfg->hb_interval_ms > HB_MAX_INTERVAL_MS))

@@ -179,6 +179,8 @@ struct fleet;
 
 /* Validates cfg (copied), connects, starts the event loop and destroys the
  * domains left by dead earlier runs. Nothing is booted yet. */
+/* A run id names domains and files: 1..48 of [A-Za-z0-9_.-]. */
+bool fleet_run_id_ok(const char *s);
 int fleet_new(const struct fleet_config *cfg, struct fleet **out);
 /* Boots every guest (at most cfg.parallel booting at once) and waits for
  * each one's first heartbeat. 0 when all came up; -EIO when any is INFRA

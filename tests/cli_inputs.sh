@@ -228,7 +228,8 @@ for o in "probe --jobs=0" "probe --jobs=-1" "probe --jobs=100000" "probe --jobs=
 	"probe --jobs=+4" "probe --jobs=99999999999999999999" \
 	"fleet --guests=0" "fleet --guests=65" "fleet --duration=-1" "fleet --vcpus=0" \
 	"fleet --memory=1" "fleet --interval=1" "fleet --timeout=0" "fleet --parallel=0" \
-	"fleet --boot-timeout=999" "fleet --boot-timeout=3600001" \
+	"fleet --boot-timeout=999" "fleet --boot-timeout=3600001" "fleet --run-id=a/b" \
+	"fleet --run-id=" "fleet --run-id=../x" \
 	"fleet --selftest-at=-1" "fleet --selftest-at=nan" "fleet --selftest-at=0x10" \
 	"fleet --selftest-at=1e1" "fleet --selftest-at=1." "fleet --selftest-at=.5" "lab --vcpus=0" "lab --vcpus=65" \
 	"trace --tail=0" "trace --tail=100001"; do
