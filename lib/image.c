@@ -6,6 +6,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -79,6 +80,49 @@ int image_kernel_identify(const char *who, const void *data, size_t len)
 	return IMAGE_KERNEL_BZIMAGE;
 }
 
+/* XEN_ELFNOTE_PHYS32_ENTRY: the PVH entry point (CONFIG_PVH), which QEMU's
+ * -kernel needs to boot an ELF vmlinux; a static executable without it
+ * boots nothing. Looks through the PT_NOTE segments (bounded). */
+#define PVH_NOTE_TYPE 18
+
+static bool elf_has_pvh_note(int fd)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 256)
+		return false;
+	for (unsigned int i = 0; i < eh.e_phnum; i++) {
+		g_autofree guint8 *notes = NULL;
+		size_t off = 0;
+
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			return false;
+		if (ph.p_type != PT_NOTE || ph.p_filesz == 0 || ph.p_filesz > 1 << 20)
+			continue;
+		notes = g_malloc(ph.p_filesz);
+		if (pread(fd, notes, ph.p_filesz, (off_t)ph.p_offset) != (ssize_t)ph.p_filesz)
+			return false;
+		while (off + sizeof(Elf64_Nhdr) <= ph.p_filesz) {
+			Elf64_Nhdr nh;
+			size_t name, desc;
+
+			memcpy(&nh, notes + off, sizeof(nh));
+			name = (nh.n_namesz + 3u) & ~3u;
+			desc = (nh.n_descsz + 3u) & ~3u;
+			off += sizeof(nh);
+			if (name > ph.p_filesz - off || desc > ph.p_filesz - off - name)
+				break;
+			if (nh.n_type == PVH_NOTE_TYPE && nh.n_namesz == 4 && !memcmp(notes + off, "Xen", 4))
+				return true;
+			off += name + desc;
+		}
+	}
+	return false;
+}
+
 int image_kernel_check(const char *path, const char *who)
 {
 	guint8 hdr[4096];
@@ -103,8 +147,13 @@ int image_kernel_check(const char *path, const char *who)
 		close(fd);
 		return pc_fail(err, "%s: %s", who, g_strerror(err));
 	}
+	n = image_kernel_identify(who, hdr, (size_t)n);
+	if (n == IMAGE_KERNEL_ELF && !elf_has_pvh_note(fd))
+		n = pc_fail(EINVAL, "%s: not a bootable vmlinux (an x86-64 ELF executable without "
+			    "the PVH entry note, which QEMU needs to boot it: a kernel built "
+			    "without CONFIG_PVH; use its bzImage)", who);
 	close(fd);
-	return image_kernel_identify(who, hdr, (size_t)n);
+	return (int)n;
 }
 
 /* The bzImage header: "HdrS" at 0x202, kernel_version pointer at 0x20e

@@ -11,6 +11,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,6 +262,53 @@ static void test_not_a_kernel(void **state)
 	elf[16] = 1;
 	assert_int_equal(image_kernel_identify("mod.ko", elf, sizeof(elf)), -EINVAL);
 	assert_non_null(strstr(pc_errmsg(), "mod.ko: not a kernel image (an ELF file"));
+
+	/* A static x86-64 executable boots under QEMU only with the PVH
+	 * note (a kernel with CONFIG_PVH): with it, a vmlinux; without it,
+	 * or with the note under another name or type, refused. */
+	{
+		static const struct {
+			const char *name;
+			unsigned int type;
+			bool ok;
+		} notes[] = { { "Xen", 18, true }, { "Xen", 17, false }, { "GNU", 18, false },
+			      { NULL, 0, false } };
+
+		for (size_t i = 0; i < G_N_ELEMENTS(notes); i++) {
+			g_autofree char *vm = g_strdup_printf("%s/vmlinux%zu", s->dir, i);
+			guint8 f[512] = { 0 };
+			Elf64_Ehdr *eh = (Elf64_Ehdr *)f;
+			Elf64_Phdr *ph = (Elf64_Phdr *)(f + sizeof(*eh));
+			Elf64_Nhdr *nh = (Elf64_Nhdr *)(f + 256);
+
+			memcpy(eh->e_ident, ELFMAG, SELFMAG);
+			eh->e_ident[EI_CLASS] = ELFCLASS64;
+			eh->e_ident[EI_DATA] = ELFDATA2LSB;
+			eh->e_type = ET_EXEC;
+			eh->e_machine = EM_X86_64;
+			eh->e_phoff = sizeof(*eh);
+			eh->e_phentsize = sizeof(*ph);
+			eh->e_phnum = 2;
+			ph[0].p_type = PT_LOAD;
+			if (notes[i].name) {
+				ph[1].p_type = PT_NOTE;
+				ph[1].p_offset = 256;
+				ph[1].p_filesz = sizeof(*nh) + 4 + 8;
+				nh->n_namesz = 4;
+				nh->n_descsz = 8;
+				nh->n_type = notes[i].type;
+				memcpy(nh + 1, notes[i].name, 4);
+			}
+			assert_true(g_file_set_contents(vm, (const char *)f, sizeof(f), NULL));
+			if (notes[i].ok) {
+				assert_int_equal(image_kernel_check(vm, NULL), IMAGE_KERNEL_ELF);
+				continue;
+			}
+			assert_int_equal(image_kernel_check(vm, "--kernel v"), -EINVAL);
+			assert_non_null(strstr(pc_errmsg(), "--kernel v: not a bootable vmlinux"));
+			assert_non_null(strstr(pc_errmsg(), "PVH"));
+		}
+	}
 
 	/* A FIFO is refused without blocking. */
 	assert_int_equal(mkfifo(fifo, 0600), 0);
