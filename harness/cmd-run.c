@@ -164,6 +164,10 @@ int cmd_run(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 		}
+		if (!*selftest) {
+			fprintf(stderr, "pmucanary run: --selftest-harm: no spec before '='\n");
+			return EXIT_USAGE;
+		}
 		o.selftest_spec = selftest;
 	}
 

@@ -408,6 +408,40 @@ static void collect_armed(struct run *r)
 	}
 }
 
+/* --selftest-harm's spec must be swept: a cell of that spec, or an attr
+ * some profile encodes it to that a cell of the sweep has. Checked before
+ * the run directory exists (mark_selftest then marks what opened). */
+static int selftest_in_sweep(struct run *r)
+{
+	const char *spec = r->selftest_spec;
+	enum profile_mode mode = !strcmp(r->sc->mode, "stat") ? PROFILE_MODE_STAT : PROFILE_MODE_RECORD;
+	g_autoptr(GHashTable) attrs = NULL;
+
+	if (!spec)
+		return 0;
+	attrs = g_hash_table_new(attr_hash_func, attr_equal_func);
+	for (guint i = 0; i < r->set->cells->len; i++) {
+		struct cell *c = r->set->cells->pdata[i];
+
+		if (!strcmp(c->spec, spec))
+			return 0;
+		if (c->has_attr)
+			g_hash_table_add(attrs, &c->attr);
+	}
+	for (guint i = 0; i < r->set->cells->len; i++) {
+		const struct cell *c = r->set->cells->pdata[i];
+		const struct profile *p = profile_find(c->profile);
+		struct perf_event_attr attr;
+
+		memset(&attr, 0, sizeof(attr));
+		if (p && profile_encode(p, r->pmus, spec, mode, &attr) == 0 &&
+		    g_hash_table_contains(attrs, &attr))
+			return 0;
+	}
+	return pc_fail(EINVAL, "--selftest-harm %s: not in this run's sweep (no spec of the scenario "
+		       "is it or encodes to the same attr)", spec);
+}
+
 static int mark_selftest(struct run *r)
 {
 	const char *spec = r->selftest_spec;
@@ -1288,7 +1322,7 @@ static int setup(struct run *r, struct runner_report *rep)
 
 	/* Before the run directory exists: bad input leaves nothing behind. */
 	kernel = r->set->kernel ? r->set->kernel : "";
-	if ((e = build_cells(r, kernel)))
+	if ((e = build_cells(r, kernel)) || (e = selftest_in_sweep(r)))
 		return e;
 	if ((e = enumerate_check_testable(r->set, r->bins->len, scenario_path)))
 		return e;

@@ -62,6 +62,15 @@ check resume-garbled 2 "$tmp/garbled/journal.jsonl:2: not a journal line" run --
 check two-scenarios 2 "one SCENARIO at most" run a.ini b.ini
 check bad-harm 2 "expected crash, hang, corrupt, reboot, oops or host-crash" \
 	run --selftest-harm cpu-clock=melt "$top/scenarios/smoke.ini"
+# The self-test's spec: none, or one the scenario does not sweep, is bad
+# input before anything exists; an attr the sweep has under another
+# spelling (cpu-clock:u is cpu-clock with exclude_kernel) is taken.
+check harm-no-spec 2 "--selftest-harm: no spec before '='" \
+	run --selftest-harm =crash "$top/scenarios/smoke.ini"
+check harm-not-swept 2 "--selftest-harm msr/tsc/: not in this run's sweep" \
+	run --selftest-harm msr/tsc/=crash "$top/scenarios/smoke.ini"
+check harm-not-swept-mod 2 "--selftest-harm cpu-clock:ppp: not in this run's sweep" \
+	run --selftest-harm cpu-clock:ppp=crash "$top/scenarios/smoke.ini"
 # host-crash panics the kernel it runs on: refused outside a lab host, before
 # anything is created (this test must never panic the machine it runs on).
 check host-crash-outside-lab 2 "only inside a lab host" \
