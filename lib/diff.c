@@ -151,7 +151,7 @@ struct side_cell {
 	int k, n;
 };
 
-/* Reads one side's envelope and cells into a (profile\x1fspec) -> side_cell
+/* Reads one side's envelope and cells into a (results_cell_key) -> side_cell
  * table. */
 static int side_read(const struct result_set *set, const char *name, struct diff_side *side,
 		     GHashTable **cells_out)
@@ -168,7 +168,7 @@ static int side_read(const struct result_set *set, const char *name, struct diff
 
 	for (guint i = 0; i < set->cells->len; i++) {
 		const struct cell *cell = set->cells->pdata[i];
-		g_autofree char *key = g_strdup_printf("%s\x1f%s", cell->profile, cell->spec);
+		g_autofree char *key = results_cell_key(cell->profile, cell->spec);
 
 		if (g_hash_table_contains(cells, key)) {
 			g_autofree char *ename = text_escape(name);

@@ -114,7 +114,7 @@ static const struct cell *base_find(GHashTable *idx, const struct cell *c)
 
 	if (!idx)
 		return NULL;
-	key = g_strdup_printf("%s%c%s", c->profile, 0x1f, c->spec);
+	key = results_cell_key(c->profile, c->spec);
 	return g_hash_table_lookup(idx, key);
 }
 
@@ -211,8 +211,7 @@ int lava_cases_format(const struct result_set *set, const struct result_set *bas
 		for (guint i = 0; i < base->cells->len; i++) {
 			const struct cell *c = g_ptr_array_index(base->cells, i);
 
-			g_hash_table_replace(idx, g_strdup_printf("%s%c%s", c->profile, 0x1f,
-								  c->spec), (gpointer)c);
+			g_hash_table_replace(idx, results_cell_key(c->profile, c->spec), (gpointer)c);
 		}
 	}
 	cpu_sig_from_host(set->host, &sig);

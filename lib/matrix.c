@@ -187,7 +187,7 @@ struct cell_place {
  * last row so the (group, kernel, profile) key is built once per run, not
  * once per cell. */
 struct row_finder {
-	GHashTable *idx;            /* "group\x1fkernel\x1fprofile" -> row */
+	GHashTable *idx;            /* "group\x1flen(kernel):kernel profile" -> row */
 	const char *kernel, *profile;
 	size_t group;
 	struct matrix_row *last;
@@ -201,7 +201,7 @@ static struct matrix_row *row_find(struct row_finder *f, size_t group, const cha
 	if (f->last && f->group == group && !strcmp(f->kernel, kernel) &&
 	    !strcmp(f->profile, profile))
 		return f->last;
-	key = g_strdup_printf("%zu\x1f%s\x1f%s", group, kernel, profile);
+	key = g_strdup_printf("%zu\x1f%zu:%s%s", group, strlen(kernel), kernel, profile);
 	f->last = g_hash_table_lookup(f->idx, key);
 	if (f->last) {
 		f->group = group;
@@ -270,8 +270,8 @@ int matrix_build(const struct result_set *const *sets, const char *const *names,
 				rb->profile_order = prof;
 				g_ptr_array_add(builds, rb);
 				g_hash_table_insert(row_idx,
-						    g_strdup_printf("%zu\x1f%s\x1f%s", group, kernel,
-								    cell->profile),
+						    g_strdup_printf("%zu\x1f%zu:%s%s", group, strlen(kernel),
+								    kernel, cell->profile),
 						    row);
 			}
 			place[c].row = row;

@@ -96,7 +96,7 @@ void report_judge(const struct report_ctx *ctx, const struct cell *cell,
 	j->erratum = e;
 	j->inputs = 1;
 	if (ctx->base) {
-		g_autofree char *key = g_strdup_printf("%s\x1f%s", cell->profile, cell->spec);
+		g_autofree char *key = results_cell_key(cell->profile, cell->spec);
 
 		j->base = g_hash_table_lookup(ctx->base, key);
 		if (j->base)
@@ -706,7 +706,7 @@ static int ctx_init(struct report_ctx *ctx, const struct result_set *const *sets
 			if (!c->has_attr && c->error)
 				continue;
 			g_hash_table_insert(ctx->base,
-					    g_strdup_printf("%s\x1f%s", c->profile, c->spec),
+					    results_cell_key(c->profile, c->spec),
 					    (void *)c);
 		}
 	}

@@ -25,7 +25,7 @@ const char *report_verdict_name(enum cell_verdict v);
 struct report_ctx {
 	const struct matrix *m;
 	const struct report_options *opts;
-	GHashTable *base;          /* "profile\x1fspec" -> const struct cell * */
+	GHashTable *base;          /* results_cell_key() -> const struct cell * */
 };
 
 struct judged {

@@ -1840,3 +1840,8 @@ void results_format_matrix_opts(const struct result_set *set,
 		}
 	}
 }
+
+char *results_cell_key(const char *profile, const char *spec)
+{
+	return g_strdup_printf("%zu:%s%s", strlen(profile), profile, spec);
+}

@@ -89,6 +89,11 @@ struct cell {
 	json_t *extra;             /* unknown keys, owned; NULL when none */
 };
 
+/* The key that names a cell of a set: its profile and spec, unambiguous
+ * (a separator byte inside a name from a file could make two cells one).
+ * g_free() it. */
+char *results_cell_key(const char *profile, const char *spec);
+
 struct cell *cell_new(const char *kernel, const char *profile, const char *spec);
 void cell_free(struct cell *cell);
 typedef struct cell results_cell;

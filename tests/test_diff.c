@@ -317,6 +317,36 @@ static void test_duplicate_cell(void **state)
 	assert_non_null(strstr(pc_errmsg(), "duplicate-cell"));
 }
 
+/* Two cells whose profile and spec join to the same bytes around a
+ * separator (\x1f inside a name read from a file) are two cells: no
+ * "appears twice", and each is matched to its own base cell. */
+static void test_cell_keys_do_not_collide(void **state)
+{
+	g_autoptr(result_set) b = NULL, n = NULL;
+	struct diff_result *res = NULL;
+	struct result_set **sides[] = { &b, &n };
+
+	for (int i = 0; i < 2; i++) {
+		struct cell *c;
+
+		*sides[i] = result_set_new(RESULTS_KIND_PROBE);
+		c = cell_new("k", "a\x1f" "b", "c");
+		c->outcome = i ? OUTCOME_EOPNOTSUPP : OUTCOME_OK;
+		c->has_attr = true;
+		g_ptr_array_add((*sides[i])->cells, c);
+		c = cell_new("k", "a", "b\x1f" "c");
+		c->outcome = OUTCOME_OK;
+		c->has_attr = true;
+		g_ptr_array_add((*sides[i])->cells, c);
+	}
+	if (diff_compare(b, "base", n, "new", &res) < 0)
+		fail_msg("%s", pc_errmsg());
+	assert_int_equal(res->cells->len, 2);
+	assert_int_equal(find_cell(res, "a\x1f" "b", "c")->group, DIFF_ABI_REGRESSION);
+	assert_int_equal(find_cell(res, "a", "b\x1f" "c")->group, DIFF_UNCHANGED);
+	diff_result_free(res);
+}
+
 static void test_text_and_json(void **state)
 {
 	g_autoptr(diff_result) res = compare("probe-3.6", "probe-3.7");
@@ -367,6 +397,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_regression_wins_over_cannot_tell),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_duplicate_cell),
+		cmocka_unit_test(test_cell_keys_do_not_collide),
 		cmocka_unit_test(test_text_and_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
