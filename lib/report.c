@@ -22,6 +22,16 @@ static void escape(GString *out, const char *s, bool xml)
 	for (const char *p = valid; *p; p++) {
 		unsigned char c = (unsigned char)*p;
 
+		/* Nor the noncharacters U+FFFE and U+FFFF (EF BF BE/BF). */
+		if (c == 0xef && (unsigned char)p[1] == 0xbf &&
+		    ((unsigned char)p[2] == 0xbe || (unsigned char)p[2] == 0xbf)) {
+			if (xml)
+				g_string_append(out, (unsigned char)p[2] == 0xbe ? "\\u{fffe}" : "\\u{ffff}");
+			else
+				g_string_append(out, "&#xfffd;");
+			p += 2;
+			continue;
+		}
 		switch (c) {
 		case '&': g_string_append(out, "&amp;"); break;
 		case '<': g_string_append(out, "&lt;"); break;

@@ -82,6 +82,14 @@ static void test_escape(void **state)
 				    "&#xfffd;\xef\xbf\xbd");
 	report_escape_xml(x, "a\001b\tc\n");
 	assert_string_equal(x->str, "a\\x01b\tc\n");
+	/* U+FFFE and U+FFFF are not XML characters either; U+FFFD and
+	 * U+EFBF (EE BE BF) are */
+	g_string_truncate(x, 0);
+	report_escape_xml(x, "\xef\xbf\xbe|\xef\xbf\xbf|\xef\xbf\xbd|\xee\xbe\xbf");
+	assert_string_equal(x->str, "\\u{fffe}|\\u{ffff}|\xef\xbf\xbd|\xee\xbe\xbf");
+	g_string_truncate(h, 0);
+	report_escape_html(h, "\xef\xbf\xbe");
+	assert_string_equal(h->str, "&#xfffd;");
 	assert_string_equal(c1, "msr_tsc_");
 	assert_string_equal(c2, "perf-3_6");
 	assert_string_equal(c3, "_");
