@@ -121,7 +121,7 @@ static int write_atomic(const char *path, const char *target, const struct stat 
 		 * owner stays ours. */
 		if (fchown(fd, old->st_uid, old->st_gid) < 0)
 			pc_debug("%s: keeping the owner: %s", path, g_strerror(errno));
-		(void)fchmod(fd, old->st_mode & 0777);
+		(void)fchmod(fd, old->st_mode & 07777);   /* setgid and sticky too */
 	} else if (!ret) {
 		/* A new file gets what open(O_CREAT, 0666) would give: the
 		 * user's umask decides (mkostemp made it 0600). */

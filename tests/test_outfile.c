@@ -112,6 +112,11 @@ static void test_new_file_umask(void **state)
 	umask(old);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0640);
+	/* the whole mode: setgid (a group's shared results) and sticky */
+	assert_int_equal(chmod(path, 02640 | 01000), 0);
+	assert_int_equal(outfile_write(path, "z\n", 2), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 03640);
 }
 
 /* The user's file keeps its mode; a symlink to it stays a symlink. */
