@@ -1,5 +1,6 @@
 #include "pmu.h"
 
+#include "infile.h"
 #include "log.h"
 
 #include <errno.h>
@@ -55,15 +56,18 @@ void pmu_set_free(struct pmu_set *set)
 	g_free(set);
 }
 
+/* A sysfs attribute is a small regular file: a FIFO or a device in a
+ * --sysfs tree is refused at once (-EINVAL naming it), never read until
+ * it ends; a missing one is -ENOENT. */
+#define PMU_FILE_MAX (64 * 1024)
+
 static int read_trimmed(const char *path, char **out)
 {
-	g_autoptr(GError) err = NULL;
 	char *text = NULL;
+	int r = infile_read_limit(path, PMU_FILE_MAX, true, "sysfs file", &text, NULL);
 
-	if (!g_file_get_contents(path, &text, NULL, &err))
-		return pc_fail(err->domain == G_FILE_ERROR && err->code == G_FILE_ERROR_NOENT
-				       ? ENOENT : EIO,
-			       "%s: %s", path, err->message);
+	if (r)
+		return r;
 	*out = g_strstrip(text);
 	return 0;
 }

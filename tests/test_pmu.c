@@ -13,6 +13,7 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *fixture(void)
@@ -104,6 +105,23 @@ static void test_malformed(void **state)
 	assert_int_equal(pmu_set_load(dir, &set), 0);
 	assert_int_equal(pmu_set_find(set, "bad")->type, 7);
 	pmu_set_free(set);
+	/* A FIFO where an event file should be is refused at once, named
+	 * (it blocked the load until a writer came); a directory there is
+	 * not an event, and skipped. */
+	{
+		g_autofree char *ev = g_build_filename(dir, "bad/events", NULL);
+		g_autofree char *fifo = g_build_filename(ev, "cycles", NULL);
+		g_autofree char *sub = g_build_filename(ev, "sub", NULL);
+
+		assert_int_equal(g_mkdir_with_parents(ev, 0700), 0);
+		assert_int_equal(mkfifo(fifo, 0600), 0);
+		assert_int_equal(pmu_set_load(dir, &set), -EINVAL);
+		assert_non_null(strstr(pc_errmsg(), fifo));
+		unlink(fifo);
+		assert_int_equal(mkdir(sub, 0700), 0);
+		assert_int_equal(pmu_set_load(dir, &set), 0);
+		pmu_set_free(set);
+	}
 	rm_tree(dir);
 }
 
