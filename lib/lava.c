@@ -618,6 +618,7 @@ struct collect {
 	char *job_id;               /* an export's job */
 	char *run_json_url;         /* the device's run.json, when it POSTed it */
 	int exit_code;              /* -1: not reported */
+	size_t failed_cases;        /* cases reported with result fail */
 	json_int_t rejected_left_out; /* REJECTED cells the device sent no message of */
 };
 
@@ -800,6 +801,7 @@ static int collect_case(struct collect *c, json_t *msg, const char *id, const ch
 	cell->outcome = oc;
 	cell->k = (int)k;
 	cell->n = (int)n;
+	c->failed_cases += r == LAVA_RESULT_FAIL;
 	seen = g_new0(struct case_seen, 1);
 	seen->said = g_strdup_printf("%s %ld %s", result, k, units);
 	seen->line = c->item >= 0 ? (size_t)c->item : c->line;
@@ -1003,12 +1005,19 @@ static int collect_finish(struct collect *c, struct result_set **out, bool *infr
 		return -EINVAL;
 	if (strcmp(c->job_result_s, "pass"))
 		why = "the LAVA job failed";
+	else if (c->job_error_type && *c->job_error_type)
+		why = "the LAVA job passed with an error type (canceled or cut short)";
 	else if (c->exit_code < 0)
 		why = "pmucanary on the device never reported its exit code";
 	else if (c->exit_code > 1)
 		why = "pmucanary on the device could not test (exit code >= 2)";
 	else if (!set && !c->is_export)
 		why = "the device printed no pmucanary header";
+	else if (c->exit_code == 1 && !c->failed_cases)
+		/* harm or a regression said, none shown: cases were lost (a
+		 * case id LAVA could not take, a truncated log) */
+		why = "pmucanary on the device exited 1 (harm or a regression) but no case it "
+		      "reported failed";
 	*infra = why != NULL;
 	if (!set) {
 		set = result_set_new(RESULTS_KIND_RUN);

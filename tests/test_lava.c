@@ -437,6 +437,61 @@ static void test_collect_failed_boot_is_infra(void **state)
 	assert_int_equal(got->cells->len, 0);
 }
 
+/* Collected only when the job says it all went through: a job that
+ * "passed" with an error type (LAVA's cancel) is INFRA; a device that
+ * exited 1 (harm or a regression) with no failing case among those
+ * collected lost some (a case id LAVA refused): INFRA, never clean. */
+static void test_collect_inconsistent_is_infra(void **state)
+{
+	g_autoptr(result_set) set = sample_set(), clean = sample_set();
+	g_autofree char *log = NULL, *clean_log = NULL;
+	static const char job_pass[] =
+		"{\"case\": \"job\", \"definition\": \"lava\", \"result\": \"pass\"}";
+	static const char job_canceled[] =
+		"{\"case\": \"job\", \"definition\": \"lava\", \"error_msg\": \"Canceled by "
+		"admin\", \"error_type\": \"Canceled\", \"result\": \"pass\"}";
+	static const char exit0[] = "\"measurement\": ! \"0.0\", \"result\": \"pass\", \"units\": \"exit-code\"";
+	static const char exit1[] = "\"measurement\": ! \"1.0\", \"result\": \"pass\", \"units\": \"exit-code\"";
+	struct {
+		const char *const *log;
+		const char *from, *to, *why;   /* why NULL: collected */
+	} cases[] = {
+		{ (const char *const *)&log, job_pass, job_canceled, "with an error type" },
+		{ (const char *const *)&clean_log, exit0, exit1,
+		  "exited 1 (harm or a regression) but no case it reported failed" },
+		/* the other side: exit 1 with its failing cases is collected */
+		{ (const char *const *)&log, exit0, exit1, NULL },
+	};
+
+	/* clean: the sample less every cell whose case fails */
+	for (guint i = clean->cells->len; i-- > 0;) {
+		const struct cell *c = g_ptr_array_index(clean->cells, i);
+
+		if (lava_case_result(c->outcome, false, false) == LAVA_RESULT_FAIL)
+			g_ptr_array_remove_index(clean->cells, i);
+	}
+	assert_true(clean->cells->len > 0 && clean->cells->len < set->cells->len);
+	log = make_log(set, "pass", true);
+	clean_log = make_log(clean, "pass", true);
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(result_set) got = NULL;
+		g_auto(GStrv) parts = g_strsplit(*cases[i].log, cases[i].from, -1);
+		g_autofree char *bad = g_strjoinv(cases[i].to, parts);
+		bool infra = !cases[i].why;
+
+		assert_int_equal(g_strv_length(parts), 2);
+		assert_int_equal(lava_collect(bad, strlen(bad), "job.log", &got, &infra), 0);
+		assert_int_equal(infra, cases[i].why != NULL);
+		if (!cases[i].why) {
+			assert_int_equal(got->cells->len, set->cells->len);
+			continue;
+		}
+		assert_int_equal(got->cells->len, 0);
+		assert_non_null(strstr(json_string_value(json_object_get(json_object_get(got->extra,
+			"lava"), "why")), cases[i].why));
+	}
+}
+
 static void expect_bad(const char *log, const char *says)
 {
 	g_autoptr(result_set) got = NULL;
@@ -1000,6 +1055,7 @@ int main(void)
 		cmocka_unit_test(test_job_bad_input),
 		cmocka_unit_test(test_collect_round_trip),
 		cmocka_unit_test(test_collect_failed_boot_is_infra),
+		cmocka_unit_test(test_collect_inconsistent_is_infra),
 		cmocka_unit_test(test_cases_baseline),
 		cmocka_unit_test(test_collect_bad_logs),
 		cmocka_unit_test(test_collect_rejected_messages),
