@@ -266,6 +266,69 @@ char *inject_guest_device(const char *dev)
 	return g_strdup(dev);
 }
 
+/* A qcow2 image's backing chain, read from the headers alone (before
+ * libguestfs runs qemu-img on it): a chain that loops back on itself (a
+ * file whose backing file is itself sent qemu-img into an endless
+ * recursion), one deeper than INJECT_MAX_BACKING, or a backing file that
+ * cannot be opened is refused, naming the file. */
+#define INJECT_MAX_BACKING 16
+
+static int backing_chain_check(const char *disk)
+{
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autofree char *cur = g_canonicalize_filename(disk, NULL);
+
+	for (unsigned int depth = 0;; depth++) {
+		guint8 h[20];
+		g_autofree char *name = NULL, *next = NULL, *dir = NULL;
+		uint64_t off;
+		uint32_t len;
+		ssize_t n;
+		int fd;
+
+		if (g_hash_table_contains(seen, cur))
+			return pc_fail(EINVAL, "%s: not a usable disk image: its backing chain loops "
+				       "back to %s", disk, cur);
+		if (depth > INJECT_MAX_BACKING)
+			return pc_fail(EINVAL, "%s: not a usable disk image: a backing chain deeper "
+				       "than %u", disk, INJECT_MAX_BACKING);
+		g_hash_table_add(seen, g_strdup(cur));
+		fd = open(cur, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return pc_fail(errno == ENOENT ? EINVAL : errno, "%s: %s%s: %s", disk,
+				       depth ? "its backing file " : "", cur, g_strerror(errno));
+		n = pread(fd, h, sizeof(h), 0);
+		if (n != (ssize_t)sizeof(h) || memcmp(h, "QFI\xfb", 4)) {
+			close(fd);
+			return 0;   /* not qcow2: no backing file of that kind */
+		}
+		off = (uint64_t)h[8] << 56 | (uint64_t)h[9] << 48 | (uint64_t)h[10] << 40 |
+		      (uint64_t)h[11] << 32 | (uint64_t)h[12] << 24 | (uint64_t)h[13] << 16 |
+		      (uint64_t)h[14] << 8 | h[15];
+		len = (uint32_t)h[16] << 24 | (uint32_t)h[17] << 16 | (uint32_t)h[18] << 8 | h[19];
+		if (!off) {
+			close(fd);
+			return 0;
+		}
+		if (len == 0 || len > 1023) {
+			close(fd);
+			return pc_fail(EINVAL, "%s: not a usable disk image: %s names a backing file of "
+				       "%u bytes", disk, cur, len);
+		}
+		name = g_malloc0(len + 1);
+		n = pread(fd, name, len, (off_t)off);
+		close(fd);
+		if (n != (ssize_t)len || memchr(name, 0, len))
+			return pc_fail(EINVAL, "%s: not a usable disk image: %s: its backing file name "
+				       "cannot be read", disk, cur);
+		/* A relative name is relative to the image that names it. */
+		dir = g_path_get_dirname(cur);
+		next = g_canonicalize_filename(name, dir);
+		g_free(cur);
+		cur = g_steal_pointer(&next);
+	}
+}
+
 int inject_precheck(const char *disk)
 {
 	struct stat st;
@@ -280,6 +343,8 @@ int inject_precheck(const char *disk)
 			       "partition table and a filesystem)", disk, (long long)st.st_size);
 	if (access(disk, R_OK) < 0)
 		return pc_fail(errno, "%s: %s", disk, g_strerror(errno));
+	if (S_ISREG(st.st_mode))
+		return backing_chain_check(disk);
 	return 0;
 }
 

@@ -128,6 +128,70 @@ static void test_guest_device(void **state)
 	assert_string_equal(c, "/dev/mapper/vg-root");
 }
 
+/* A qcow2 header (all precheck reads) naming backing (NULL: none), in a
+ * file large enough to be a disk. */
+static void write_qcow2(const char *path, const char *backing)
+{
+	g_autofree guint8 *b = g_malloc0(128 * 1024);
+	size_t len = backing ? strlen(backing) : 0;
+
+	memcpy(b, "QFI\xfb\0\0\0\3", 8);
+	if (backing) {
+		b[14] = 0x02;   /* offset 512 (0x200), big-endian */
+		b[19] = (guint8)len;
+		memcpy(b + 512, backing, len);
+	}
+	assert_true(g_file_set_contents(path, (const char *)b, 128 * 1024, NULL));
+}
+
+/* The backing chain is read from the headers before qemu-img sees it: a
+ * loop (a file backed by itself, or a -> b -> a), a chain too deep, a
+ * backing file missing are refused naming the image; a chain that ends
+ * (in a raw file, or a qcow2 without backing) passes. */
+static void test_precheck_backing_chain(void **state)
+{
+	g_autofree char *dir = test_tmpdir("test_inject");
+	g_autofree char *self = g_build_filename(dir, "self.qcow2", NULL);
+	g_autofree char *a = g_build_filename(dir, "a.qcow2", NULL);
+	g_autofree char *b = g_build_filename(dir, "b.qcow2", NULL);
+	g_autofree char *top = g_build_filename(dir, "top.qcow2", NULL);
+	g_autofree char *raw = g_build_filename(dir, "base.raw", NULL);
+	g_autofree char *lost = g_build_filename(dir, "lost.qcow2", NULL);
+	g_autofree char *zeros = g_malloc0(128 * 1024);
+
+	(void)state;
+	write_qcow2(self, "self.qcow2");
+	assert_int_equal(inject_precheck(self), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "self.qcow2: not a usable disk image: its backing chain loops"));
+	write_qcow2(a, "b.qcow2");
+	write_qcow2(b, "./a.qcow2");
+	assert_int_equal(inject_precheck(a), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "loops back to"));
+	/* 20 deep: c0 -> c1 -> ... -> c19 (a qcow2 without backing) */
+	for (int i = 0; i < 20; i++) {
+		g_autofree char *ci = g_strdup_printf("%s/c%d.qcow2", dir, i);
+		g_autofree char *next = g_strdup_printf("c%d.qcow2", i + 1);
+
+		write_qcow2(ci, i < 19 ? next : NULL);
+	}
+	{
+		g_autofree char *c0 = g_build_filename(dir, "c0.qcow2", NULL);
+		g_autofree char *c10 = g_build_filename(dir, "c10.qcow2", NULL);
+
+		assert_int_equal(inject_precheck(c0), -EINVAL);
+		assert_non_null(strstr(pc_errmsg(), "deeper than 16"));
+		assert_int_equal(inject_precheck(c10), 0);   /* 9 deep */
+	}
+	write_qcow2(lost, "gone.raw");
+	assert_int_equal(inject_precheck(lost), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "its backing file"));
+	assert_non_null(strstr(pc_errmsg(), "gone.raw"));
+	assert_true(g_file_set_contents(raw, zeros, 128 * 1024, NULL));
+	write_qcow2(top, raw);   /* absolute */
+	assert_int_equal(inject_precheck(top), 0);
+	test_tmpdir_remove(dir);
+}
+
 static void test_precheck(void **state)
 {
 	g_autofree char *dir = test_tmpdir("test_inject");
@@ -436,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_pick_kernel),
 		cmocka_unit_test(test_guest_device),
 		cmocka_unit_test(test_precheck),
+		cmocka_unit_test(test_precheck_backing_chain),
 		cmocka_unit_test(test_boot_load),
 		cmocka_unit_test(test_disk_guest_xml),
 		cmocka_unit_test(test_mixed_fleet_xml),
