@@ -245,6 +245,15 @@ int cmd_lava(int argc, char **argv)
 		for (size_t i = 0; i < G_N_ELEMENTS(subs); i++)
 			if (!strcmp(argv[1], subs[i].name))
 				return subs[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "usage: pmucanary lava job|cases|collect ... (pmucanary lava job --help)\n");
+	/* Asked for: the usage on stdout, exit 0 (like every other --help). */
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: pmucanary lava job|cases|collect [OPTIONS...]\n\n"
+		       "  job      write a LAVA job definition that runs pmucanary on a device\n"
+		       "  cases    print a result file as LAVA test cases (run on the device)\n"
+		       "  collect  read a LAVA job log or results export into a result file\n\n"
+		       "Run 'pmucanary lava SUBCOMMAND --help' for the options of one.\n");
+		return EXIT_CLEAN;
+	}
+	fprintf(stderr, "usage: pmucanary lava job|cases|collect ... (pmucanary lava --help)\n");
 	return EXIT_USAGE;
 }

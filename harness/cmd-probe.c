@@ -97,7 +97,7 @@ int cmd_probe(int argc, char **argv)
 	int jobs = 0;
 	GOptionEntry entries[] = {
 		{ "json", 0, 0, G_OPTION_ARG_FILENAME, &json_path,
-		  "also write the result file (schema pmucanary/1, kind probe) to FILE; "
+		  "also write the result file (schema " RESULTS_SCHEMA ", kind probe) to FILE; "
 		  "a regular file is replaced atomically, never left half-written; a "
 		  "device or FIFO is written to", "FILE" },
 		{ "pmu", 0, 0, G_OPTION_ARG_STRING_ARRAY, &pmus_opt,
@@ -151,7 +151,8 @@ int cmd_probe(int argc, char **argv)
 		"each profile's fallback chain. Prints the outcome matrix.\n\n"
 		"Events: the generic hardware, software and cache events and every sysfs\n"
 		"PMU's events/. Tracepoint, kprobe, uprobe and breakpoint PMUs are not swept\n"
-		"(their events need arguments); name one with --event to include it.\n"
+		"(their events need arguments), and the profiles do not parse tracepoint\n"
+		"(SUBSYS:EVENT) or breakpoint (mem:ADDR) specs: --event refuses them.\n"
 		"Modifiers: u/k/h x G/H x 0-3 p (128 per event); each later letter the\n"
 		"profile knows with the p and G/H variants (16 each); --full: every\n"
 		"combination. Profile raw: exclude_* x precise_ip (256 per event).\n\n"

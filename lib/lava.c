@@ -456,6 +456,17 @@ int lava_job_write(const struct lava_job_opts *o, GString *out)
 			    strchr("'\"`\\{}$", *p))
 				return pc_fail(EINVAL, "kernel args: byte 0x%02x is not allowed",
 					       (unsigned char)*p);
+		/* panic=-1 (or any panic=N but 0) reboots a panicked device:
+		 * the panic is then only the job's timeout, never a verdict. */
+		{
+			g_auto(GStrv) words = g_strsplit_set(o->kernel_args, " \t", -1);
+
+			for (char **w = words; *w; w++)
+				if (g_str_has_prefix(*w, "panic=") && strcmp(*w, "panic=0"))
+					return pc_fail(EINVAL, "kernel args: %s reboots a panicked "
+						       "device and hides the panic (the job only "
+						       "times out); leave panic= out", *w);
+		}
 		g_string_append_printf(kargs, " %s", o->kernel_args);
 	}
 

@@ -214,6 +214,7 @@ stdout_cases=(
 	"encode --list-profiles|encode --list-profiles"
 	"run|run --results $tmp/runs $tmp/noguests.ini"
 	"probe --help|probe --help"
+	"lava --help|lava --help"
 	"--help|--help"
 )
 for c in "${stdout_cases[@]}"; do
@@ -225,6 +226,11 @@ for c in "${stdout_cases[@]}"; do
 	check "$what >full: the message says stdout" names "stdout"
 done
 check "full device still a character device" [ -c "$tmp/full" ]
+# Asked for help, every command answers on stdout with exit 0 (lava said
+# its usage on stderr with exit 2); its options are named.
+rc=0; "$bin" lava --help >"$tmp/lava-help" 2>"$tmp/err" || rc=$?
+check "lava --help: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+check "lava --help: names job, cases and collect" grep -q "job.*cases.*collect" "$tmp/lava-help"
 
 # An output path that is the command's own stdout and a regular file
 # (`--json /dev/stdout >>log`): written through the descriptor, so the log

@@ -198,6 +198,9 @@ static void test_job_bad_input(void **state)
 		{ base, "probe event" },
 		{ base, "modules: the qemu device type" },
 		{ base, "needs a ramdisk" },
+		{ base, "kernel args: panic=-1 reboots a panicked device" },
+		{ base, "kernel args: panic=10 reboots" },
+		{ base, NULL },   /* panic=0 is the harness's own setting */
 	};
 	g_autoptr(GString) out = g_string_new(NULL);
 
@@ -207,6 +210,9 @@ static void test_job_bad_input(void **state)
 	cases[4].o.probe_events = bad_events;
 	cases[5].o.modules_url = "http://x/m.tar";
 	cases[6].o.ramdisk_url = NULL;
+	cases[7].o.kernel_args = "quiet panic=-1";
+	cases[8].o.kernel_args = "panic=10 loglevel=7";
+	cases[9].o.kernel_args = "quiet panic=0";
 	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
 		int ret = lava_job_write(&cases[i].o, out);
 
