@@ -1006,7 +1006,12 @@ static int config_find(struct kernel *k, const struct kernel_opts *o, const char
 		if ((ret = config_try(k, who, build, NULL)) != 0)
 			return ret < 0 ? ret : 0;
 	}
-	pc_debug("kernel: %s: no config found", who);
+	/* Said where a user sees it: what it needs (KVM, virtio, 9p) is only
+	 * found out when it boots, as a lab host that never comes up. */
+	pc_warn("%s: no kernel config found (%s%s, IKCONFIG, config-RELEASE beside it or in "
+		"/boot, the tree's .config): its options are not checked before it boots",
+		who, k->source == KERNEL_SOURCE_DEB ? "none in the package: " : "",
+		k->source == KERNEL_SOURCE_DEB ? "boot/config-RELEASE" : "--config");
 	return 0;
 }
 

@@ -88,6 +88,17 @@ if command -v dpkg-deb >/dev/null; then
 	# the whole package is fine as far as the image goes, but its modular
 	# config has no modules in the package
 	check deb-without-modules 2 "but no modules dir" lab --kernel "$tmp/linux-image-test.deb"
+	# a package without a config: said on stderr (it was a debug line),
+	# and then whatever the rest says (here: an unknown --base)
+	rm "$tmp/pkg/boot/config-9.9.9-test"
+	dpkg-deb -Zxz --build "$tmp/pkg" "$tmp/linux-image-noconfig.deb" >/dev/null
+	err=$(lab --kernel "$tmp/linux-image-noconfig.deb" --base nosuch 2>&1 >/dev/null); rc=$?
+	if [ "$rc" = 2 ] && grep -q "^pmucanary: warning: .*linux-image-noconfig.deb: no kernel config found (none in the package" <<<"$err" &&
+	   grep -q -- "--base nosuch" <<<"$err"; then
+		echo "ok   deb-without-config: warned, then the --base error"
+	else
+		echo "FAIL deb-without-config: exit $rc: $err"; fail=1
+	fi
 else
 	echo "FAIL dpkg-deb is missing (Debian's dpkg)"; fail=1
 fi
