@@ -829,8 +829,12 @@ static int collect_header(struct collect *c, const char *msg)
 	char *end;
 	const char *p = msg + strlen("pmucanary-header ");
 
+	/* As the device writes it: decimal digits, '/', digits, one space
+	 * (strtoul would take " +1/ 2" too). */
+	if (!g_ascii_isdigit(*p))
+		return cfail(c, "msg", "header line without I/N");
 	i = strtoul(p, &end, 10);
-	if (end == p || *end != '/')
+	if (end == p || *end != '/' || !g_ascii_isdigit(end[1]))
 		return cfail(c, "msg", "header line without I/N");
 	p = end + 1;
 	total = strtoul(p, &end, 10);
@@ -898,11 +902,14 @@ static int collect_line(struct collect *c, const char *line, size_t n)
 		else if (!strcmp(def, "lava") && !strcmp(cs, "job"))
 			ret = collect_job_result(c, "msg.case", res, msg);
 		else if (strcmp(def, "lava") && g_str_has_suffix(def, "_pmucanary")) {
-			ret = collect_case(c, msg, cs, res);
+			/* The job's result is its last word: nothing of ours after it. */
+			ret = c->job_result_s ? cfail(c, "msg.case", "'%s' after the job's result", cs)
+					      : collect_case(c, msg, cs, res);
 		}
 	} else if (!strcmp(lvl, "target") && json_is_string(msg) &&
 		   g_str_has_prefix(json_string_value(msg), "pmucanary-header ")) {
-		ret = collect_header(c, json_string_value(msg));
+		ret = c->job_result_s ? cfail(c, "msg", "a header line after the job's result")
+				      : collect_header(c, json_string_value(msg));
 	}
 	json_decref(root);
 	return ret;

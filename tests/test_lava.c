@@ -579,6 +579,33 @@ static void test_collect_bad_logs(void **state)
 	assert_non_null(p);
 	p[strlen("\"measurement\": ! \"")] = '7';
 	expect_bad(s->str, "k=7 of n=3");
+	/* a case after the job's result line (a log with more appended) */
+	{
+		g_autoptr(GString) after = g_string_new(log);
+		const char *line = NULL;
+
+		/* the first pmucanary case line, copied to after the end */
+		for (const char *q = log; (q = strstr(q, "\"definition\": \"0_pmucanary\"")); q++) {
+			line = q;
+			break;
+		}
+		assert_non_null(line);
+		while (line > log && line[-1] != '\n')
+			line--;
+		g_string_append_len(after, line, strchr(line, '\n') - line + 1);
+		expect_bad(after->str, "after the job's result");
+	}
+	/* header lines as the device writes them, not a looser spelling */
+	for (const char *const *loose = (const char *const[]){ "pmucanary-header +1/", "pmucanary-header  1/",
+							      NULL }; *loose; loose++) {
+		g_string_assign(s, log);
+		p = strstr(s->str, "pmucanary-header 1/");
+		assert_non_null(p);
+		g_string_insert_len(s, p - s->str, *loose, (gssize)strlen(*loose));
+		p = strstr(s->str, *loose) + strlen(*loose);
+		g_string_erase(s, p - s->str, (gssize)strlen("pmucanary-header 1/"));
+		expect_bad(s->str, "header line without I/N");
+	}
 	/* a header chunk missing */
 	g_string_assign(s, log);
 	p = strstr(s->str, "pmucanary-header 2/");
