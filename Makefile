@@ -118,6 +118,18 @@ lab-check: all
 mutants:
 	@tests/mutants.sh $(MUTANTS_ARGS)
 
+# Generated mutants: tests/mutants_gen.py derives them from lib/ and
+# harness/ (comparisons flipped and moved by one, && and || swapped or a
+# term dropped, literals changed), draws MUTANTS_PER_MODULE per file with
+# MUTANTS_SEED and runs them like the list; prints a kill score per file.
+MUTANTS_SEED ?= 1
+MUTANTS_PER_MODULE ?= 5
+mutants-gen:
+	@mkdir -p $(BUILD)
+	@python3 tests/mutants_gen.py --seed $(MUTANTS_SEED) --per-module $(MUTANTS_PER_MODULE) \
+		>$(BUILD)/mutants-gen.list
+	@tests/mutants.sh --list-file=$(BUILD)/mutants-gen.list $(MUTANTS_ARGS)
+
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang against a copy of
 # lib/ compiled with the same sanitizers, in $(BUILD)/fuzz/. Run by
 # tests/cli_fuzz.sh (a few seconds each) and bench/fuzz.sh (10^7 runs each).
@@ -148,4 +160,4 @@ bench: all $(BENCH_BIN)
 clean:
 	rm -rf build build-san
 
-.PHONY: all unit integration check lab-check mutants fuzz bench clean
+.PHONY: all unit integration check lab-check mutants fuzz bench clean mutants-gen

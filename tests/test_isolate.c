@@ -243,6 +243,28 @@ static void test_pair_across_batches(void **state)
 	assert_true(isolate_rounds(cover) <= isolate_rounds(plain) + 24 + 9);
 	oracle_clear(&o);
 
+	/* Every half's first and last id take part in its unions: a pair
+	 * whose second member sits at either edge of a half of another batch
+	 * is found, and a single culprit there is never made part of a pair. */
+	for (size_t other = 16; other < 64; other++) {
+		g_autoptr(isolate) edge = isolate_new(64, 16, 1);
+		bool at_edge = other % 8 == 0 || other % 8 == 7;
+
+		if (!at_edge)
+			continue;
+		oracle_init(&o);
+		add_group(&o, 2, (size_t)3, other);
+		add_group(&o, 1, other % 16 < 8 ? other + 8 - (other % 8) : other - 8 + (7 - other % 8));
+		isolate_cover_pairs(edge, true);
+		assert_int_equal(isolate_run(edge, oracle_fn, &o), 0);
+		assert_int_equal(isolate_culprit_count(edge), 2);
+		cu = isolate_culprit_of(edge, 3);
+		assert_non_null(cu);
+		assert_int_equal(cu->count, 2);
+		assert_int_equal(cu->ids[1], other);
+		oracle_clear(&o);
+	}
+
 	g_autoptr(isolate) triple = isolate_new(64, 16, 1);
 	oracle_init(&o);
 	add_group(&o, 3, (size_t)1, (size_t)2, (size_t)60);

@@ -10,6 +10,8 @@
 
 #include "textesc.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 static void expect_escaped(const char *in, unsigned int flags, const char *want)
@@ -48,6 +50,29 @@ static void test_bidi_and_invalid(void **state)
 	/* RIGHT-TO-LEFT OVERRIDE, FIRST STRONG ISOLATE, POP DIRECTIONAL ISOLATE */
 	expect_escaped("ok\xe2\x80\xae" "HSARC", 0, "ok\\u{202e}HSARC");
 	expect_escaped("\xe2\x81\xa8x\xe2\x81\xa9", 0, "\\u{2068}x\\u{2069}");
+	/* every bidi control of Unicode's list (UAX #9: embeddings and
+	 * overrides U+202A..202E, isolates U+2066..2069, the marks LRM U+200E,
+	 * RLM U+200F, ALM U+061C), each edge of each range, and the code
+	 * points just outside them left alone */
+	{
+		static const gunichar bidi[] = { 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066,
+						 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c };
+		static const gunichar plain[] = { 0x2029, 0x202f, 0x2065, 0x206a, 0x200d, 0x2010,
+						  0x061b, 0x061d };
+
+		for (size_t i = 0; i < G_N_ELEMENTS(bidi) + G_N_ELEMENTS(plain); i++) {
+			bool is_bidi = i < G_N_ELEMENTS(bidi);
+			gunichar u = is_bidi ? bidi[i] : plain[i - G_N_ELEMENTS(bidi)];
+			char in[8] = { 0 }, want[16];
+
+			g_unichar_to_utf8(u, in);
+			if (is_bidi)
+				snprintf(want, sizeof(want), "\\u{%04x}", u);
+			else
+				memcpy(want, in, sizeof(in));
+			expect_escaped(in, 0, want);
+		}
+	}
 	/* not UTF-8: each bad byte on its own */
 	expect_escaped("a\xff\xfe" "b", 0, "a\\xff\\xfeb");
 	expect_escaped("cut \xe2\x80", 0, "cut \\xe2\\x80");
