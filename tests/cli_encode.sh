@@ -54,6 +54,10 @@ expect_rc 2 "no profile" -- cycles
 expect_rc 2 "unknown profile" -- --profile perf-0.1 cycles
 [ "$(wc -l <<<"$last_out")" -eq 1 ] && grep -q "unknown profile 'perf-0.1'" <<<"$last_out" &&
 	ok "unknown profile: one clear line" || fail "unknown profile message" "$last_out"
+# ...listing exactly the profiles --list-profiles lists, in its order
+known=$("$bin" encode --list-profiles | awk '{print $1}' | paste -sd, | sed 's/,/, /g')
+grep -qF "(known: $known)" <<<"$last_out" && ok "unknown profile: the known ones, all, nothing else" ||
+	fail "unknown profile: known list, want ($known)" "$last_out"
 expect_rc 2 "no spec" -- --profile perf-6.1
 expect_rc 2 "bad mode" -- --profile perf-6.1 --mode bogus cycles
 expect_rc 2 "bad option" -- --profile perf-6.1 --frobnicate cycles
@@ -86,6 +90,18 @@ echo -18446744073709551615 >"$sysfs_tmp/msr/type"
 expect_rc 2 "signed sysfs PMU type" -- --profile perf-6.1 --sysfs "$sysfs_tmp" msr/tsc/
 grep -q "msr/type: not a PMU type number" <<<"$last_out" && ok "bad type names its file" ||
 	fail "bad type message" "$last_out"
+# --fail walks the profile's fallbacks: today's perf retries an EOPNOTSUPP
+# once with exclude_guest set (evsel__fallback(), unless G or H was given),
+# then gives up; with H given there is no such retry.
+expect_rc 0 "--fail EOPNOTSUPP,EOPNOTSUPP" -- --profile perf-modern --fail EOPNOTSUPP,EOPNOTSUPP cycles:pp
+[ "$(grep -c $'^cycles:pp\tretry 1 (EOPNOTSUPP' <<<"$last_out")" = 1 ] &&
+	grep $'^cycles:pp\tretry 1' <<<"$last_out" | grep -q 'exclude_guest=1' &&
+	grep -q $'^cycles:pp\tgives up after EOPNOTSUPP' <<<"$last_out" &&
+	! grep -q 'retry 2' <<<"$last_out" &&
+	ok "--fail: one exclude_guest retry, then it gives up" || fail "--fail chain" "$last_out"
+expect_rc 0 "--fail EOPNOTSUPP with H" -- --profile perf-modern --fail EOPNOTSUPP cycles:ppH
+grep -q $'^cycles:ppH\tgives up after EOPNOTSUPP' <<<"$last_out" && ! grep -q 'retry' <<<"$last_out" &&
+	ok "--fail: no retry when H was given" || fail "--fail with H" "$last_out"
 # --fail errno numbers are 1..4095: 4294967318 is not EINVAL (22) truncated.
 expect_rc 2 "--fail past int" -- --profile perf-6.1 --fail 4294967318 cycles:ppp
 grep -q "not an errno list: '4294967318'" <<<"$last_out" && ok "--fail names the bad list" ||

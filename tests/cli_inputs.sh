@@ -258,6 +258,21 @@ for f in '"guest_boot_timeout_ms": 0' '"guest_boot_timeout_ms": 99999999999' \
 		run --results "$tmp/runs" --lab-context "$tmp/ctx.json" "$tmp/ok.ini"
 done
 
+# image --inject of what is not a disk (a text file, a qcow2 backed by
+# itself) is bad input, not could-not-test: exit 2 naming it, before any
+# appliance boots.
+refused "image --inject a text file" "$tmp/afile: not a disk image" image --inject "$tmp/afile"
+if command -v qemu-img >/dev/null; then
+	qemu-img create -q -f qcow2 "$tmp/self.qcow2" 1M &&
+		qemu-img rebase -q -u -b "$tmp/self.qcow2" -F qcow2 "$tmp/self.qcow2"
+	refused "image --inject a qcow2 backed by itself" "$tmp/self.qcow2: not a usable disk image" \
+		image --inject "$tmp/self.qcow2"
+fi
+# fleet --selftest names a guest of the fleet and a harm it knows
+refused "fleet --selftest 2=panic with 2 guests" "--selftest 2=panic" \
+	fleet --selftest 2=panic --run-dir "$tmp/runs"
+refused "fleet --selftest 0=melt" "--selftest 0=melt" fleet --selftest 0=melt --run-dir "$tmp/runs"
+
 # The nodes are still what they were.
 [ -c "$tmp/zero" ] && [ -p "$tmp/fifo" ] && [ -d "$tmp/adir" ] && ok "the nodes are unchanged" ||
 	bad "the nodes are unchanged"

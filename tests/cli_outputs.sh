@@ -226,6 +226,13 @@ for c in "${stdout_cases[@]}"; do
 	check "$what >full: the message says stdout" names "stdout"
 done
 check "full device still a character device" [ -c "$tmp/full" ]
+# The CI report options are listed where they are taken (a hidden --junit
+# would be an option nobody finds): probe, run and diff.
+for c in probe run diff; do
+	rc=0; "$bin" $c --help-reports >"$tmp/hr" 2>&1 || rc=$?
+	check "$c --help-reports: exit 0, --junit and --kcidb listed (got $rc)" \
+		eval '[ "$rc" -eq 0 ] && grep -q -- "--junit=FILE" "$tmp/hr" && grep -q -- "--kcidb=FILE" "$tmp/hr"'
+done
 # Asked for help, every command answers on stdout with exit 0 (lava said
 # its usage on stderr with exit 2); its options are named.
 rc=0; "$bin" lava --help >"$tmp/lava-help" 2>"$tmp/err" || rc=$?

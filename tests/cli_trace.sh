@@ -22,6 +22,11 @@ run; [ $rc -eq 2 ]; check "no command -> 2" $?
 run -- /nonexistent/perf stat; [ $rc -eq 2 ] && grep -q "/nonexistent/perf" "$tmp/err"
 check "missing command -> 2 naming it" $?
 run --method bogus -- true; [ $rc -eq 2 ]; check "unknown method -> 2" $?
+# '--' with nothing after it is no command; one word without '--' is one
+run --; [ $rc -eq 2 ] && grep -q "no command given" "$tmp/err"
+check "'--' alone -> 2, no command given" $?
+run /bin/true; [ $rc -eq 0 ] && grep -qx 'exit status 0' "$tmp/out"
+check "a command of one word without '--' runs" $?
 
 # No shell in between: arguments arrive as given; the command's stderr
 # passes through and its exit status is reported, not returned.

@@ -60,7 +60,7 @@ EXTRA = {
     "harness/cmd-trace.c": ["cli_trace.sh"],
     "harness/cmd-fleet.c": ["cli_inputs.sh"],
     "harness/cmd-image.c": ["cli_inputs.sh"],
-    "harness/cmd-lava.c": ["cli_outputs.sh", "test_lava"],
+    "harness/cmd-lava.c": ["cli_lava.sh", "cli_outputs.sh"],
     "harness/main.c": ["cli_inputs.sh", "cli_outputs.sh"],
     "harness/reports.c": ["cli_outputs.sh", "cli_matrix.sh"],
 }
@@ -170,6 +170,10 @@ def candidates(path, text):
                 if not stmt or re.match(r"\s*\[", cl[e:]) or re.search(r"\[\s*$", cl[:s]):
                     continue
                 if re.search(r"\bcase\b", cl) or len(tok) > 9:
+                    continue
+                # -1 as "until the NUL" or "none" (g_utf8_validate(s, -1),
+                # fd = -1): -2 means the same to every such API
+                if tok == "1" and re.search(r"-\s*$", cl[:s]):
                     continue
                 # a size given to an allocator: one more is never seen
                 if re.search(r"\b(g_new0?|g_malloc0?|malloc|calloc|g_alloca)\s*\(", cl):

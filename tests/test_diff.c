@@ -347,6 +347,35 @@ static void test_cell_keys_do_not_collide(void **state)
 	diff_result_free(res);
 }
 
+/* The cells come worst group first (the table's order: regressions,
+ * then fixes...), then by profile and spec: what a reader sees first. */
+static void test_cells_in_group_order(void **state)
+{
+	static const char *const pairs[][2] = { { "run-3.6", "run-3.8-harm" },
+						{ "run-3.8-harm", "run-3.6" },
+						{ "probe-3.6", "probe-3.8" } };
+	unsigned int groups_seen = 0;
+
+	for (size_t p = 0; p < G_N_ELEMENTS(pairs); p++) {
+		struct diff_result *res = compare(pairs[p][0], pairs[p][1]);
+
+		for (guint i = 1; i < res->cells->len; i++) {
+			const struct diff_cell *a = res->cells->pdata[i - 1], *b = res->cells->pdata[i];
+			int c = strcmp(a->profile, b->profile);
+
+			if (a->group != b->group)
+				groups_seen++;
+			if (a->group > b->group ||
+			    (a->group == b->group && (c > 0 || (!c && strcmp(a->spec, b->spec) > 0))))
+				fail_msg("%s vs %s: %s %s (%s) before %s %s (%s)", pairs[p][0], pairs[p][1],
+					 a->profile, a->spec, diff_group_name(a->group), b->profile,
+					 b->spec, diff_group_name(b->group));
+		}
+		diff_result_free(res);
+	}
+	assert_true(groups_seen >= 2);   /* the order was put to the test */
+}
+
 static void test_text_and_json(void **state)
 {
 	g_autoptr(diff_result) res = compare("probe-3.6", "probe-3.7");
@@ -398,6 +427,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_duplicate_cell),
 		cmocka_unit_test(test_cell_keys_do_not_collide),
+		cmocka_unit_test(test_cells_in_group_order),
 		cmocka_unit_test(test_text_and_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

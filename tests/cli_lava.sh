@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The `pmucanary lava` commands' own contract, without LAVA (it_lava.sh runs
+# the real dispatcher): exit codes, option combinations, and what `collect`
+# makes of a log written here the way lava-run writes one, from the cases
+# `lava cases` prints for a result file.
+#
+#   lava --help                 exit 0, the subcommands on stdout
+#   lava job --pmucanary-url    taken alone; with --pmucanary-path refused
+#   lava collect MISSING        exit 2 naming the file
+#   lava collect LOG            exit 1 when any collected cell is a harm,
+#                               the first cell included; 0 when none is
+set -u
+top=${PMUCANARY_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+bin=${PMUCANARY_BIN:-$top/build/pmucanary}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+command -v jq >/dev/null || { echo "FAIL jq is missing"; exit 1; }
+
+rc=0; "$bin" lava --help >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 0 ] && grep -q "collect" "$tmp/out" && ok "lava --help: exit 0, on stdout" ||
+	bad "lava --help: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+rc=0; "$bin" lava frob >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "usage: pmucanary lava job|cases|collect" "$tmp/err" &&
+	ok "lava frob: exit 2, the usage" || bad "lava frob: exit $rc: $(cat "$tmp/err")"
+
+# ---- job: --pmucanary-url alone is a job; with --pmucanary-path, bad input
+job=(lava job --device-type qemu --kernel http://lab.example/bzImage
+	--ramdisk http://lab.example/initrd.cpio.gz --probe-event cpu-clock)
+rc=0; "$bin" "${job[@]}" --pmucanary-url http://lab.example/pmucanary >"$tmp/job.yaml" 2>"$tmp/err" || rc=$?
+[ "$rc" = 0 ] && grep -q "http://lab.example/pmucanary" "$tmp/job.yaml" &&
+	ok "job --pmucanary-url: a job that fetches it" || bad "job --pmucanary-url: exit $rc: $(cat "$tmp/err")"
+rc=0; "$bin" "${job[@]}" --pmucanary-url http://lab.example/p --pmucanary-path /usr/bin/pmucanary \
+	>/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "not both" "$tmp/err" && ok "job --pmucanary-url with --pmucanary-path: exit 2" ||
+	bad "job with both: exit $rc: $(cat "$tmp/err")"
+
+# ---- collect: a missing log is bad input
+rc=0; "$bin" lava collect "$tmp/nope.log" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "$tmp/nope.log" "$tmp/err" && ok "collect of a missing log: exit 2 naming it" ||
+	bad "collect of a missing log: exit $rc: $(cat "$tmp/err")"
+
+# A lava-run log of the cases of RESULT, the device having exited EXIT.
+log_of() { # result exit-code
+	local dt='"dt": "2026-12-05T08:00:00.00"' k a b c d
+	echo "{$dt, \"lvl\": \"results\", \"msg\": {\"case\": \"validate\", \"definition\": \"lava\", \"result\": \"pass\"}}"
+	"$bin" lava cases "$1" | while read -r k a b c d; do
+		if [ "$k" = case ]; then
+			echo "{$dt, \"lvl\": \"results\", \"msg\": {\"case\": \"$a\", \"definition\": \"0_pmucanary\", \"measurement\": ! \"$c.0\", \"result\": \"$b\", \"units\": \"$d\"}}"
+		else
+			echo "{$dt, \"lvl\": \"target\", \"msg\": \"$k $a $b\"}"
+		fi
+	done
+	echo "{$dt, \"lvl\": \"results\", \"msg\": {\"case\": \"pmucanary-exit\", \"definition\": \"0_pmucanary\", \"measurement\": ! \"$2.0\", \"result\": \"pass\", \"units\": \"exit-code\"}}"
+	echo "{$dt, \"lvl\": \"results\", \"msg\": {\"case\": \"job\", \"definition\": \"lava\", \"result\": \"pass\"}}"
+}
+
+# The run with every cell OK, then with only its first cell harmed, then
+# with only its last: exit 0, 1, 1; the collected cells are the run's.
+d=$top/tests/data/diff/run-3.8.json
+jq '.cells |= map(if .outcome | test("^(GUEST|HOST)_") then .outcome = "OK" | .k = 0 else . end)' "$d" \
+	>"$tmp/clean.json"
+jq '.cells[0].outcome = "GUEST_CRASH" | .cells[0].k = 2' "$tmp/clean.json" >"$tmp/first.json"
+last=$(jq '[.cells | to_entries[] | select(.value.attr != null and .value.outcome == "OK") | .key] | last' \
+	"$tmp/clean.json")
+jq --argjson i "$last" '.cells[$i].outcome = "GUEST_CRASH" | .cells[$i].k = 1' "$tmp/clean.json" >"$tmp/last.json"
+for c in "clean 0" "first 1" "last 1"; do
+	read -r name want <<<"$c"
+	log_of "$tmp/$name.json" "$want" >"$tmp/$name.log"
+	rc=0; "$bin" lava collect "$tmp/$name.log" --json "$tmp/$name.out.json" >/dev/null 2>"$tmp/err" || rc=$?
+	got=$(jq -r '[.cells[] | "\(.profile) \(.spec) \(.outcome)"] | join(",")' "$tmp/$name.out.json" 2>/dev/null)
+	# (a spec the profile rejected, with no attr, is no case)
+	want_cells=$(jq -r '[.cells[] | select(.outcome != "REJECTED" and .attr != null) | "\(.profile) \(.spec) \(.outcome)"] | join(",")' \
+		"$tmp/$name.json")
+	have_cells=$(jq -r '[.cells[] | select(.outcome != "REJECTED") | "\(.profile) \(.spec) \(.outcome)"] | join(",")' \
+		"$tmp/$name.out.json" 2>/dev/null)
+	if [ "$rc" = "$want" ] && [ -n "$got" ] && [ "$have_cells" = "$want_cells" ]; then
+		ok "collect, harm in the $name cell(s): exit $rc, the run's cells"
+	else
+		bad "collect $name: exit $rc (want $want): $(cat "$tmp/err")"
+	fi
+done
+exit $fail
