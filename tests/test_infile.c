@@ -137,6 +137,45 @@ static void test_limit(void **state)
 	assert_non_null(strstr(pc_errmsg(), "1 MiB"));
 }
 
+/* A file whose size says 0 and that has more (procfs, or one growing as it
+ * is read) is read to its end, on both sides of the limit: exactly the
+ * limit is whole, one byte less refused; never cut short and taken. */
+static void test_limit_unsized(void **state)
+{
+	g_autofree char *want = NULL, *data = NULL;
+	size_t len = 0, got = 0;
+	struct stat st;
+
+	assert_true(g_file_get_contents("/proc/version", &want, &len, NULL));
+	assert_int_equal(stat("/proc/version", &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_true(len > 8);
+	for (size_t limit = 1; limit <= len; limit++) {
+		int r = infile_read_limit("/proc/version", limit, false, "thing", &data, &got);
+
+		if (limit < len) {
+			if (r != -EINVAL)
+				fail_msg("limit %zu of %zu bytes: %d, %zu bytes read", limit, len, r, got);
+			assert_null(data);
+			continue;
+		}
+		assert_int_equal(r, 0);
+		assert_int_equal(got, len);
+		assert_string_equal(data, want);
+		g_clear_pointer(&data, g_free);
+	}
+}
+
+/* gzip is the two magic bytes 1f 8b, both: one alone is data. */
+static void test_gzip_magic(void **state)
+{
+	assert_true(infile_is_gzip("\x1f\x8b\x08", 3));
+	assert_false(infile_is_gzip("x\x8b\x08", 3));
+	assert_false(infile_is_gzip("\x1fx\x08", 3));
+	assert_false(infile_is_gzip("\x1f", 1));
+	assert_false(infile_is_gzip("", 0));
+}
+
 static void test_nul(void **state)
 {
 	g_autofree char *p = make_file("nul.ini", "[fleet]\nguests = 1\nx\0y\n", 23);
@@ -303,6 +342,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
+		cmocka_unit_test(test_limit_unsized),
+		cmocka_unit_test(test_gzip_magic),
 		cmocka_unit_test_setup_teardown(test_nul, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gzip_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gzip_truncated, setup, teardown),

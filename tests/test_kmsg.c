@@ -43,6 +43,13 @@ static const struct {
 	{ "Uhhuh. NMI received for unknown reason 3d on CPU 0.", KMSG_CLASS_NMI },
 	{ "Dazed and confused, but trying to continue", KMSG_CLASS_NMI },
 	{ "unchecked MSR access error: WRMSR to 0x38f (tried to write 0x0000000f000000ff) at rIP: 0xffffffff8100a8c4 (native_write_msr+0x4/0x20)", KMSG_CLASS_MSR },
+	{ "BUG: workqueue lockup - pool cpus=1 node=0 flags=0x0 nice=0 stuck for 32s!", KMSG_CLASS_LOCKUP },
+	/* the patterns that must open the message (after a "subsystem: " tag)
+	 * name nothing when quoted inside another message */
+	{ "audit: type=1400 apparmor=\"DENIED\" name=\"BUG: workqueue lockup\"", KMSG_CLASS_NONE },
+	{ "systemd[1]: foo.service: said BUG: soft lockup in its log", KMSG_CLASS_NONE },
+	{ "systemd[1]: printed INFO: task list refreshed", KMSG_CLASS_NONE },
+	{ "ext4: quoting Kernel panic - not syncing in a file name", KMSG_CLASS_NONE },
 	/* ordinary traffic: not harm */
 	{ "perf: interrupt took too long (2502 > 2500), lowering kernel.perf_event_max_sample_rate to 79750", KMSG_CLASS_NONE },
 	{ "kvm: vcpu 0: requested 191999 ns lapic timer period limited to 200000 ns", KMSG_CLASS_NONE },
