@@ -218,7 +218,10 @@ static void test_accel_detect(void **state)
 static void test_pmu_is_hw(void **state)
 {
 	assert_true(fingerprint_pmu_is_hw("cpu", 4));
-	assert_true(fingerprint_pmu_is_hw("cpu_atom", 10));
+	assert_true(fingerprint_pmu_is_hw("cpu_core", 8));   /* hybrid: P-cores */
+	assert_true(fingerprint_pmu_is_hw("cpu_atom", 10));  /* E-cores */
+	assert_false(fingerprint_pmu_is_hw("cpu_cores", 11));
+	assert_false(fingerprint_pmu_is_hw("cpux", 12));
 	assert_true(fingerprint_pmu_is_hw("armv8_pmuv3_0", 8));
 	assert_false(fingerprint_pmu_is_hw("software", 1));
 	assert_false(fingerprint_pmu_is_hw("msr", 9));

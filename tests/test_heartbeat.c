@@ -153,6 +153,16 @@ static void test_parse_fields(void **state)
 	assert_int_equal(m.seq, 9);
 	assert_string_equal(m.step, "done");
 	assert_int_equal(m.code, 125);
+	/* an ACK's command, exactly: a later, shorter one leaves nothing of
+	 * the earlier behind */
+	memset(&m, 0x7a, sizeof(m));
+	l = "ACK v=1 seq=3 cmd=selftest";
+	assert_int_equal(hb_parse_line(l, strlen(l), &m, NULL), 0);
+	assert_int_equal(m.kind, HB_KIND_ACK);
+	assert_string_equal(m.cmd, "selftest");
+	l = "ACK v=1 seq=4 cmd=beat";
+	assert_int_equal(hb_parse_line(l, strlen(l), &m, NULL), 0);
+	assert_string_equal(m.cmd, "beat");
 }
 
 /* A lab host's LAB line is remembered, never a verdict, and never ahead of
