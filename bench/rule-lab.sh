@@ -45,7 +45,7 @@ lab() {
 		"$(grep '"step":"judged"' "$j" | jq -s '[.[] | select(.outcome != "OK")] | length')" \
 		"$(jq -r '[.cells[].outcome] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' "$run")"
 	jq -r '(.rules // [])[] | "      rule \"\(.text)\": \(.attrs) attrs, sample of \(.sample | length), \(.refuted_before) refuted before"' "$run"
-	jq -r '.budget // empty | "      budget \(.budget_ms) ms: \(.rounds) rounds, \(.unjudged_attrs) attrs without a verdict, \(.unresolved | length) groups harm is among"' "$run"
+	jq -r '.budget // empty | "      budget \(.budget_ms) ms: \(.rounds) rounds, \(.unjudged_attrs) attrs without a verdict, \(.unresolved | length) group(s) harm is known to be among"' "$run"
 	echo "$run" >"$out/$name.run"
 }
 
