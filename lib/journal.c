@@ -112,24 +112,19 @@ int journal_reopen(const char *run_dir, struct journal **out)
 	unsigned int lines = 0;
 	int fd, r;
 
-	if ((fd = infile_read(path, INFILE_RESULTS, &text, &len)))
+	/* A regular file, first: open() for writing would block on a FIFO. */
+	if ((fd = infile_check(path, INFILE_RESULTS)))
 		return fd;
-	/* Keep everything up to the last newline: a partial line is the one
-	 * the crash interrupted (journal_read has reported it). */
-	while (len > 0 && text[len - 1] != '\n')
-		len--;
-	for (gsize i = 0; i < len; i++)
-		lines += text[i] == '\n';
 	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0)
 		return pc_fail(errno, "%s: %s", path, strerror(errno));
-	/* The text read above may predate the lock: read again under it. */
-	g_clear_pointer(&text, g_free);
-	lines = 0;
+	/* Read under the lock: another process's lines are in or out whole. */
 	if ((r = lock_journal(fd, path)) || (r = infile_read(path, INFILE_RESULTS, &text, &len))) {
 		close(fd);
 		return r;
 	}
+	/* Keep everything up to the last newline: a partial line is the one
+	 * the crash interrupted (journal_read has reported it). */
 	while (len > 0 && text[len - 1] != '\n')
 		len--;
 	for (gsize i = 0; i < len; i++)
