@@ -135,6 +135,10 @@ for k in fixed crash eopnotsupp gop2025; do
 		esac
 		if ! [[ ${outcome:-none} =~ $re ]]; then
 			bad "$k $p $s: ${outcome:-no cell} (want $want)"
+			# what the run saw: a false verdict must be diagnosable from
+			# the log alone (the work directory goes with the test)
+			jq -r --arg p "$p" --arg s "$s" '.cells[] | select(.profile == $p and .spec == $s) |
+				.evidence | tostring' "$run" | head -c 4000; echo
 		elif [ "$want" = HARM ] || [ "$want" = DF ]; then
 			if [ "${kk:-0}" -ge 1 ] && [ "$kk" = "$nn" ]; then
 				ok "$k $p $s: $outcome $kk/$nn"
