@@ -222,8 +222,7 @@ char *inject_bootloader_config_add(enum inject_bootloader b, const char *text, c
 		 * empty console (issue 27). Its text console needs none. */
 		if (b == INJECT_BOOTLOADER_GRUB && !strcmp(kw, "terminal_output") &&
 		    strstr(lines[i], "gfxterm")) {
-			g_string_append_printf(out, "# pmucanary: no video device for gfxterm: %s\n",
-					       lines[i]);
+			g_string_append_printf(out, "%s%s\n", INJECT_GFXTERM_MARK, lines[i]);
 			(*changed)++;
 			continue;
 		}
@@ -266,14 +265,9 @@ char *inject_guest_device(const char *dev)
 	return g_strdup(dev);
 }
 
-/* A qcow2 image's backing chain, read from the headers alone (before
- * libguestfs runs qemu-img on it): a chain that loops back on itself (a
- * file whose backing file is itself sent qemu-img into an endless
- * recursion), one deeper than INJECT_MAX_BACKING, or a backing file that
- * cannot be opened is refused, naming the file. */
 #define INJECT_MAX_BACKING 16
 
-static int backing_chain_check(const char *disk)
+int inject_backing_chain(const char *disk, GPtrArray *files)
 {
 	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autofree char *cur = g_canonicalize_filename(disk, NULL);
@@ -293,6 +287,8 @@ static int backing_chain_check(const char *disk)
 			return pc_fail(EINVAL, "%s: not a usable disk image: a backing chain deeper "
 				       "than %u", disk, INJECT_MAX_BACKING);
 		g_hash_table_add(seen, g_strdup(cur));
+		if (files)
+			g_ptr_array_add(files, g_strdup(cur));
 		fd = open(cur, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
 			return pc_fail(errno == ENOENT ? EINVAL : errno, "%s: %s%s: %s", disk,
@@ -344,7 +340,7 @@ int inject_precheck(const char *disk)
 	if (access(disk, R_OK) < 0)
 		return pc_fail(errno, "%s: %s", disk, g_strerror(errno));
 	if (S_ISREG(st.st_mode))
-		return backing_chain_check(disk);
+		return inject_backing_chain(disk, NULL);
 	return 0;
 }
 
@@ -867,7 +863,7 @@ static int find_bootloader(guestfs_h *g, struct inject_report *r)
 	const char *words = FLEET_KERNEL_WORDS " " INJECT_BOOTLOADER_MARK;
 	g_autofree char *mbr = NULL, *old = NULL, *new = NULL;
 	size_t len = 0;
-	unsigned int changed = 0;
+	unsigned int changed = 0, gfx = 0;
 	bool code = false;
 
 	r->bootloader = INJECT_BOOTLOADER_NONE;
@@ -904,9 +900,13 @@ static int find_bootloader(guestfs_h *g, struct inject_report *r)
 	}
 	if (changed && guestfs_write(g, r->bootloader_config, new, strlen(new)) < 0)
 		return gfs_fail(g, r->bootloader_config);
+	for (const char *m = new; (m = strstr(m, INJECT_GFXTERM_MARK)); m++)
+		gfx++;
 	r->bootloader_note = g_strdup_printf("%u kernel entr%s, %u given the fleet's kernel words "
-					     "(%s)", r->bootloader_entries,
-					     r->bootloader_entries == 1 ? "y" : "ies", changed, words);
+					     "(%s)%s", r->bootloader_entries,
+					     r->bootloader_entries == 1 ? "y" : "ies", changed - gfx,
+					     words, gfx ? "; grub's terminal_output gfxterm commented "
+					     "out: the guest has no video device" : "");
 	return 0;
 }
 

@@ -110,9 +110,19 @@ int inject_disk_boot_parse(const char *s);
  * LABEL that has none. A grub `terminal_output ... gfxterm` line is
  * commented out (a guest has no video device: grub would park on it).
  * *entries: kernel entries seen (0: the config boots no Linux kernel);
- * *changed: those given words, and lines commented out. */
+ * *changed: those given words, and lines commented out (each starts with
+ * INJECT_GFXTERM_MARK). */
+#define INJECT_GFXTERM_MARK "# pmucanary: no video device for gfxterm: "
 char *inject_bootloader_config_add(enum inject_bootloader b, const char *text, const char *words,
 				   unsigned int *entries, unsigned int *changed);
+
+/* A disk image's backing chain, read from the qcow2 headers alone (before
+ * libguestfs or qemu-img open it): the image itself first, then each
+ * backing file, as canonical paths appended to files (if not NULL). A chain
+ * that loops back on itself (a file whose backing file is itself sent
+ * qemu-img into an endless recursion), one deeper than 16, or a backing
+ * file that cannot be opened is refused, naming the file: -errno. */
+int inject_backing_chain(const char *disk, GPtrArray *files);
 
 /* Cheap checks before any appliance boots: a regular file or block device
  * of at least 64 KiB (a partition table and a superblock). -EINVAL/-ENOENT
