@@ -227,6 +227,20 @@ static bool lab_dir_ok(const char *d)
 
 /* pmucanary.interval=<ms> pmucanary.work=on|off pmucanary.canary_mib=<n>
  * pmucanary.role=lab pmucanary.lab_dir=<path> */
+/* A disk guest boots its own way (its bootloader's config, or the words
+ * the fleet gave): its console says with what. */
+static void say_cmdline(void)
+{
+	char buf[1024];
+	ssize_t n = read_file("/proc/cmdline", buf, sizeof(buf));
+
+	if (n < 0)
+		return;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = 0;
+	say("cmdline: %s%s", buf, (size_t)n == sizeof(buf) - 1 ? " [...]" : "");
+}
+
 static void parse_cmdline(void)
 {
 	char buf[4096];
@@ -1537,9 +1551,10 @@ int main(int argc, char **argv)
 	say("version %s (protocol v%d) pid %d cpus %ld interval %u ms work %s canary %u MiB",
 	    AGENT_VERSION, HB_PROTO_VERSION, (int)getpid(), sysconf(_SC_NPROCESSORS_ONLN),
 	    cfg.interval_ms, cfg.work ? "on" : "off", cfg.canary_mib);
-	if (service)
+	if (service) {
 		say("service mode: the guest's init mounted /proc, /sys and /dev");
-	else if (getpid() != 1)
+		say_cmdline();
+	} else if (getpid() != 1)
 		say("not PID 1: running anyway (test mode)");
 	read_boot_id();
 	load_modules();
