@@ -118,7 +118,66 @@ struct fleet {
 	bool close_cb;
 	int watcher_fd;         /* socket to this fleet's watcher (fleet_watcher_start) */
 	char cpu_mode[32];
+	GPtrArray *disk_owners; /* struct disk_owner: the disk's chain before libvirt */
 };
+
+/* libvirt's DAC driver gives every file of a disk's backing chain to the
+ * qemu user and, for the read-only backing files, never gives them back:
+ * the user's base image stayed libvirt-qemu's after a run (issue 27). The
+ * fleet notes each file's owner before its first guest and restores it
+ * when its guests are gone. */
+struct disk_owner {
+	char *path;
+	uid_t uid;
+	gid_t gid;
+};
+
+static void disk_owner_free(struct disk_owner *o)
+{
+	g_free(o->path);
+	g_free(o);
+}
+
+static GPtrArray *disk_owners_note(const char *disk)
+{
+	g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+	GPtrArray *owners = g_ptr_array_new_with_free_func((GDestroyNotify)disk_owner_free);
+
+	if (inject_backing_chain(disk, files) < 0)
+		pc_errclear();   /* booting it will say what is wrong */
+	for (guint i = 0; i < files->len; i++) {
+		struct disk_owner *o;
+		struct stat st;
+
+		if (stat(files->pdata[i], &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		o = g_new0(struct disk_owner, 1);
+		o->path = g_strdup(files->pdata[i]);
+		o->uid = st.st_uid;
+		o->gid = st.st_gid;
+		g_ptr_array_add(owners, o);
+	}
+	return owners;
+}
+
+static void disk_owners_restore(GPtrArray *owners)
+{
+	for (guint i = 0; owners && i < owners->len; i++) {
+		const struct disk_owner *o = owners->pdata[i];
+		struct stat st;
+
+		if (stat(o->path, &st) < 0 || (st.st_uid == o->uid && st.st_gid == o->gid))
+			continue;
+		if (chown(o->path, o->uid, o->gid) < 0)
+			pc_warn("%s: libvirt left it owned by %u:%u and it could not be given back to "
+				"%u:%u: %s", o->path, (unsigned)st.st_uid, (unsigned)st.st_gid,
+				(unsigned)o->uid, (unsigned)o->gid, g_strerror(errno));
+		else
+			pc_debug("%s: owner %u:%u given back (libvirt had made it %u:%u)", o->path,
+				 (unsigned)o->uid, (unsigned)o->gid, (unsigned)st.st_uid,
+				 (unsigned)st.st_gid);
+	}
+}
 
 void fleet_verdict_free(struct fleet_verdict *v)
 {
@@ -1056,6 +1115,7 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 	f->initrd = g_canonicalize_filename(cfg->initrd, NULL);
 	f->extra = g_strdup(cfg->extra_cmdline);
 	f->disk = cfg->disk ? g_canonicalize_filename(cfg->disk, NULL) : NULL;
+	f->disk_owners = f->disk ? disk_owners_note(f->disk) : NULL;
 	f->disk_root = g_strdup(cfg->disk_root);
 	f->cfg.disk = f->disk;
 	f->cfg.disk_root = f->disk_root;
@@ -1372,6 +1432,7 @@ int fleet_stop(struct fleet *f)
 	g_mutex_unlock(&f->lock);
 	if (lost)
 		fleet_destroy_orphans(f);
+	disk_owners_restore(f->disk_owners);
 	return 0;
 }
 
@@ -1406,6 +1467,8 @@ void fleet_free(struct fleet *f)
 	g_free(f->initrd);
 	g_free(f->extra);
 	g_free(f->disk);
+	if (f->disk_owners)
+		g_ptr_array_unref(f->disk_owners);
 	g_free(f->disk_root);
 	g_free(f->disk_kernel);
 	g_free(f->disk_initrd);

@@ -8,7 +8,8 @@
 #  - `pmucanary image --inject` on the busybox image: exit 0, says what it
 #    found (linux, debian, the kernel, busybox init, the appliance's accel),
 #    writes an overlay backed by the image, and the image's sha256 is the
-#    same after injection and after a guest ran on it;
+#    same after injection and after a guest ran on it (its owner too:
+#    libvirt gives it to libvirt-qemu, the fleet gives it back);
 #  - one disk guest under `pmucanary fleet --disk`: heartbeats arrive from
 #    the agent its own init started, then a self-test panic gives
 #    GUEST_CRASH whose evidence names the guest's own /var/log, read out of
@@ -73,6 +74,7 @@ if ! "$mkdisk" "$work" > "$work/mkdisk.log" 2>&1; then
 fi
 echo "images built in $((SECONDS - t0)) s"
 sum_before=$(sha256sum < "$work/busybox.img")
+owner_before=$(stat -c %U:%G "$work/busybox.img")
 printf 'just some text, not a disk\n' > "$work/notes.txt"
 
 # The error cases and the systemd image in the background, side by side.
@@ -184,6 +186,9 @@ if [ -f "$work/bb.qcow2.json" ]; then
 	virsh -c qemu:///system list --all --name | grep -q "^pmucanary-$run_id-" &&
 		bad "a domain was left behind"
 	[ "$(sha256sum < "$work/busybox.img")" = "$sum_before" ] || bad "the guest wrote into busybox.img"
+	# libvirt gives the backing chain to libvirt-qemu; the fleet gives it back
+	[ "$(stat -c %U:%G "$work/busybox.img")" = "$owner_before" ] ||
+		bad "busybox.img was $owner_before's, after a fleet $(stat -c %U:%G "$work/busybox.img")'s"
 fi
 
 # --- the same image through its own bootloader: SeaBIOS, MBR, extlinux
