@@ -65,7 +65,9 @@ enum {
 		  SPEC_RULE_SKIP_CHARS)
 /* @6.1: sep_slash_slash_dc (cpu-clock//; @4.9 was sep_slash_dc, one '/'),
  * percore, strcasecmp() alias lookup, check_info_data() against a second
- * alias, parse_events_add_cache()'s first-op/first-result loop. */
+ * alias, parse_events_add_cache()'s first-op/first-result loop. Given to
+ * perf-6.1 and carried to perf-6.10 .. perf-modern unread (UNVERIFIED: the
+ * 6.10+ lexer and parse-events.c were rewritten); 5.10 .. 6.0 UNVERIFIED. */
 #define RULES_61 (RULES_49 | SPEC_RULE_SYMBOL_EMPTY_TERMS | SPEC_RULE_TERM_PERCORE | \
 		  SPEC_RULE_ALIAS_ANY_CASE | SPEC_RULE_ALIAS_ONCE | SPEC_RULE_CACHE_FIRST_WINS)
 
