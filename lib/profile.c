@@ -44,7 +44,32 @@ enum {
 	 * an event that is not its own leader. Groups are not modelled, so
 	 * every W fails. */
 	MOD_WEAK_GROUP_ONLY = 1u << 6,
+	/* perf stat takes only config, config1, config2, name, metric-id,
+	 * period and percore terms: "'freq' is not usable in 'perf stat'"
+	 * (config_term_avail() after parse_events__shrink_config_terms(),
+	 * read @6.1; UNVERIFIED before). */
+	MOD_STAT_TERMS_SHRUNK = 1u << 7,
 };
+
+/* Spec grammar rules per release (SPEC_RULE_* in spec.h). Read in perf's
+ * parse-events.l/.y at three points: @3.6 (New-B/Linux3.6 b5154d3e),
+ * @4.9 (keenetic/kernel-49 11c510be) and @6.1 (Debian's linux-source-6.1
+ * 6.1.192, the source of /usr/bin/perf here); @3.10 and @3.18 for the
+ * lexer's skip rule. A rule is given to a profile whose anchor release has
+ * it; where the introducing commit was not found, the releases of a
+ * profile's range before the first tree that has it are UNVERIFIED. */
+#define RULES_36 (SPEC_RULE_EMPTY_MODS | SPEC_RULE_SYMBOL_TERMS)
+/* @4.9: opt_event_config on raw and cache events; freq/time/inherit/...
+ * terms; the ".  { }" lexer rule (absent @3.10, present @3.18). */
+#define RULES_49 (RULES_36 | SPEC_RULE_EVENT_TERMS | SPEC_RULE_TERMS_FREQ_TIME | \
+		  SPEC_RULE_SKIP_CHARS)
+/* @6.1: sep_slash_slash_dc (cpu-clock//; @4.9 was sep_slash_dc, one '/'),
+ * percore, strcasecmp() alias lookup, check_info_data() against a second
+ * alias, parse_events_add_cache()'s first-op/first-result loop. Given to
+ * perf-6.1 and carried to perf-6.10 .. perf-modern unread (UNVERIFIED: the
+ * 6.10+ lexer and parse-events.c were rewritten); 5.10 .. 6.0 UNVERIFIED. */
+#define RULES_61 (RULES_49 | SPEC_RULE_SYMBOL_EMPTY_TERMS | SPEC_RULE_TERM_PERCORE | \
+		  SPEC_RULE_ALIAS_ANY_CASE | SPEC_RULE_ALIAS_ONCE | SPEC_RULE_CACHE_FIRST_WINS)
 
 /* Defaults applied to every event before modifiers (event_attr_init()). */
 enum {
@@ -99,6 +124,7 @@ struct profile {
 	enum record_style record;
 	unsigned int cycles_errs; /* errnos that trigger the cycles fallback */
 	unsigned int first, last; /* release range, major*100+minor */
+	unsigned int rules;      /* SPEC_RULE_*: the release's spec grammar */
 	bool raw;
 };
 
@@ -146,6 +172,7 @@ static const struct profile profiles[] = {
 		.releases = "perf 3.2 .. 3.6 (before 1342798cc13e)",
 		.first = 302, .last = 306,
 		.letters = "ukhpGH",
+		.rules = RULES_36,
 		.mods = MOD_GH,
 		.defaults = DEF_EXCLUDE_GUEST,
 		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_SAMPLE_ID_ALL | FB_MISSING_EXCLUDE_GH,
@@ -169,6 +196,7 @@ static const struct profile profiles[] = {
 		.releases = "perf 3.7 (1342798cc13e: p sets exclude_guest)",
 		.first = 307, .last = 307,
 		.letters = "ukhpGH",
+		.rules = RULES_36,
 		.mods = MOD_GH | MOD_P_SETS_EG,
 		.defaults = DEF_EXCLUDE_GUEST,
 		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_SAMPLE_ID_ALL | FB_MISSING_EXCLUDE_GH,
@@ -190,6 +218,7 @@ static const struct profile profiles[] = {
 		.releases = "perf 3.8 .. 3.11 (repeated modifier letters rejected)",
 		.first = 308, .last = 311,
 		.letters = "ukhpGH",
+		.rules = RULES_36,
 		.mods = MOD_GH | MOD_P_SETS_EG | MOD_NO_REPEAT,
 		.defaults = DEF_EXCLUDE_GUEST,
 		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_SAMPLE_ID_ALL | FB_MISSING_EXCLUDE_GH,
@@ -210,6 +239,7 @@ static const struct profile profiles[] = {
 		.releases = "perf 3.12 .. 4.0 (S, D letters)",
 		.first = 312, .last = 400,
 		.letters = "ukhpGHSD",
+		.rules = RULES_36,
 		.mods = MOD_GH | MOD_P_SETS_EG | MOD_NO_REPEAT,
 		.defaults = DEF_EXCLUDE_GUEST,
 		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_SAMPLE_ID_ALL | FB_MISSING_EXCLUDE_GH,
@@ -230,6 +260,7 @@ static const struct profile profiles[] = {
 		.releases = "perf 4.1 .. 4.14 (I, P letters; no W)",
 		.first = 401, .last = 414,
 		.letters = "ukhpPGHSDI",
+		.rules = RULES_49,
 		.mods = MOD_GH | MOD_P_SETS_EG | MOD_NO_REPEAT,
 		.defaults = DEF_EXCLUDE_GUEST,
 		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_SAMPLE_ID_ALL | FB_MISSING_EXCLUDE_GH |
@@ -250,6 +281,7 @@ static const struct profile profiles[] = {
 		.releases = "perf 4.15 .. 5.8 (W letter, u leaves exclude_guest clear)",
 		.first = 415, .last = 508,
 		.letters = "ukhpPGHSDIW",
+		.rules = RULES_49,
 		.mods = MOD_GH | MOD_P_SETS_EG | MOD_NO_REPEAT,
 		.defaults = DEF_EXCLUDE_GUEST,
 		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_SAMPLE_ID_ALL | FB_MISSING_EXCLUDE_GH |
@@ -269,6 +301,7 @@ static const struct profile profiles[] = {
 		.releases = "perf 5.9 (943b69ac1884: u sets exclude_guest; no e/b)",
 		.first = 509, .last = 509,
 		.letters = "ukhpPGHSDIW",
+		.rules = RULES_49,
 		.mods = MOD_GH | MOD_P_SETS_EG | MOD_U_SETS_EG | MOD_NO_REPEAT,
 		.defaults = DEF_EXCLUDE_GUEST,
 		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_SAMPLE_ID_ALL | FB_MISSING_EXCLUDE_GH |
@@ -294,7 +327,9 @@ static const struct profile profiles[] = {
 		.releases = "perf 5.10 .. 6.9 (Debian 12 perf 6.1)",
 		.first = 510, .last = 609,
 		.letters = "ukhpPGHSDIWeb",
-		.mods = MOD_GH | MOD_P_SETS_EG | MOD_U_SETS_EG | MOD_NO_REPEAT | MOD_NO_SYSFS_COLON,
+		.rules = RULES_61,
+		.mods = MOD_GH | MOD_P_SETS_EG | MOD_U_SETS_EG | MOD_NO_REPEAT | MOD_NO_SYSFS_COLON |
+			MOD_STAT_TERMS_SHRUNK,
 		.defaults = DEF_EXCLUDE_GUEST,
 		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_EXCLUDE_GH | FB_PRECISE_MAX |
 			     FB_MISSING_SAMPLE_ID_ALL | FB_CLOEXEC,
@@ -320,8 +355,10 @@ static const struct profile profiles[] = {
 		.releases = "perf 6.10 .. 6.12 (W only on groups)",
 		.first = 610, .last = 612,
 		.letters = "ukhpPGHSDIWeb",
+		.rules = RULES_61,
 		.mods = MOD_GH | MOD_P_SETS_EG | MOD_U_SETS_EG | MOD_NO_REPEAT | MOD_NO_SYSFS_COLON |
-			MOD_WEAK_GROUP_ONLY,
+			MOD_WEAK_GROUP_ONLY |
+			MOD_STAT_TERMS_SHRUNK,
 		.defaults = DEF_EXCLUDE_GUEST,
 		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_MISSING_EXCLUDE_GH | FB_PRECISE_MAX |
 			     FB_MISSING_SAMPLE_ID_ALL | FB_CLOEXEC,
@@ -355,7 +392,9 @@ static const struct profile profiles[] = {
 		.releases = "perf 6.13 .. 6.17 (no default exclude_guest, EOPNOTSUPP retry)",
 		.first = 613, .last = 617,
 		.letters = "ukhpPGHSDIWebR",
-		.mods = MOD_GH | MOD_NO_REPEAT | MOD_NO_SYSFS_COLON | MOD_WEAK_GROUP_ONLY,
+		.rules = RULES_61,
+		.mods = MOD_GH | MOD_NO_REPEAT | MOD_NO_SYSFS_COLON | MOD_WEAK_GROUP_ONLY |
+			MOD_STAT_TERMS_SHRUNK,
 		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_PRECISE_MAX | FB_EOPNOTSUPP_SET_EG |
 			     FB_PROBED_FEATURES | FB_EACCES_UNLESS_USER,
 		.cycles_errs = ERRS_ENOENT_ENXIO_ENODEV,
@@ -372,7 +411,9 @@ static const struct profile profiles[] = {
 		.releases = "perf 6.18 .. today (X letter)",
 		.first = 618, .last = 9999,
 		.letters = "ukhpPGHSDIWebRX",
-		.mods = MOD_GH | MOD_NO_REPEAT | MOD_NO_SYSFS_COLON | MOD_WEAK_GROUP_ONLY,
+		.rules = RULES_61,
+		.mods = MOD_GH | MOD_NO_REPEAT | MOD_NO_SYSFS_COLON | MOD_WEAK_GROUP_ONLY |
+			MOD_STAT_TERMS_SHRUNK,
 		.fallbacks = FB_CYCLES_TO_CPU_CLOCK | FB_PRECISE_MAX | FB_EOPNOTSUPP_SET_EG |
 			     FB_PROBED_FEATURES | FB_EACCES_UNLESS_USER,
 		.cycles_errs = ERRS_ENOENT_ENXIO_ENODEV,
@@ -550,6 +591,73 @@ static int modifiers_apply(const struct profile *p, const struct spec *sp,
 	return 0;
 }
 
+/* The spec's terms in perf stat: config_term_avail() after
+ * parse_events__shrink_config_terms() refuses all but a few; the rest have
+ * no attr member there (create_perf_stat_counter() applies no config
+ * terms). */
+static int stat_terms_check(const struct profile *p, const struct spec *sp)
+{
+	if (!(p->mods & MOD_STAT_TERMS_SHRUNK))
+		return 0;
+	for (guint i = 0; i < sp->terms->len; i++) {
+		const struct spec_term *t = &g_array_index(sp->terms, struct spec_term, i);
+
+		if (t->kind == SPEC_TERM_FREQ || t->kind == SPEC_TERM_TIME ||
+		    t->kind == SPEC_TERM_INHERIT)
+			return pc_fail(EINVAL, "%s: '%s' is not usable in 'perf stat' (%s)", sp->text,
+				       t->name, p->name);
+	}
+	return 0;
+}
+
+/* evsel__apply_config_terms() at the end of evsel__config() (perf record),
+ * in the order the terms were given; then evlist__config() picks
+ * PERF_SAMPLE_IDENTIFIER only when the event's sample_type differs from the
+ * dummy tracking event's (IP|TID|TIME|CALLCHAIN|CPU), else PERF_SAMPLE_ID
+ * (observed in perf 6.1: cpu-clock/period=1000/ samples ID). Older releases
+ * UNVERIFIED: the same effects assumed, the ID choice only for 6.1. */
+static void record_terms_apply(const struct profile *p, const struct spec *sp,
+			       struct perf_event_attr *attr)
+{
+	const uint64_t dummy = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_CPU;
+
+	if (!sp || !sp->terms->len)
+		return;
+	for (guint i = 0; i < sp->terms->len; i++) {
+		const struct spec_term *t = &g_array_index(sp->terms, struct spec_term, i);
+
+		switch (t->kind) {
+		case SPEC_TERM_PERIOD:
+			attr->sample_period = t->value;
+			attr->freq = 0;
+			attr->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
+			break;
+		case SPEC_TERM_FREQ:
+			attr->sample_freq = t->value;
+			attr->freq = 1;
+			attr->sample_type |= PERF_SAMPLE_PERIOD;
+			break;
+		case SPEC_TERM_TIME:
+			if (t->value)
+				attr->sample_type |= PERF_SAMPLE_TIME;
+			else
+				attr->sample_type &= ~(uint64_t)PERF_SAMPLE_TIME;
+			break;
+		case SPEC_TERM_INHERIT:
+			attr->inherit = t->value ? 1 : 0;
+			break;
+		default: /* name, percore, config*: nothing here */
+			break;
+		}
+	}
+	if (p->record == RECORD_V61 &&
+	    (attr->sample_type & ~(uint64_t)(PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) == dummy) {
+		attr->sample_type &= ~(uint64_t)PERF_SAMPLE_IDENTIFIER;
+		attr->sample_type |= PERF_SAMPLE_ID;
+	}
+}
+
 static void mode_apply(const struct profile *p, enum profile_mode mode,
 		       struct perf_event_attr *attr, const struct mod_extra *x)
 {
@@ -675,7 +783,7 @@ int profile_encode(const struct profile *p, const struct pmu_set *pmus, const ch
 		return pc_fail(EINVAL, "profile_encode: bad mode %d", mode);
 	if (p->raw)
 		return raw_encode(pmus, spec, mode, attr, p);
-	ret = spec_parse(spec, pmus, &sp);
+	ret = spec_parse_rules(spec, pmus, p->rules, &sp);
 	if (ret)
 		return ret;
 	memset(attr, 0, sizeof(*attr));
@@ -687,11 +795,15 @@ int profile_encode(const struct profile *p, const struct pmu_set *pmus, const ch
 	if ((p->mods & MOD_GH) && (p->defaults & DEF_EXCLUDE_GUEST))
 		attr->exclude_guest = 1;
 	ret = modifiers_apply(p, &sp, attr, &x);
+	if (!ret && mode == PROFILE_MODE_STAT)
+		ret = stat_terms_check(p, &sp);
+	if (!ret) {
+		mode_apply(p, mode, attr, &x);
+		if (mode == PROFILE_MODE_RECORD && p->record != RECORD_NONE)
+			record_terms_apply(p, &sp, attr);
+	}
 	spec_clear(&sp);
-	if (ret)
-		return ret;
-	mode_apply(p, mode, attr, &x);
-	return 0;
+	return ret;
 }
 
 enum {
@@ -715,7 +827,7 @@ int profile_fallback_begin(const struct profile *p, const struct pmu_set *pmus, 
 	st->mode = mode;
 	if (!p || p->raw)
 		return 0;
-	if (spec_parse(spec, pmus, &sp) == 0) {
+	if (spec_parse_rules(spec, pmus, p->rules, &sp) == 0) {
 		if ((p->fallbacks & FB_PRECISE_MAX) && strchr(sp.modifiers, 'P') &&
 		    strchr(p->letters, 'P'))
 			st->done |= PRECISE_MAX_ARMED;

@@ -46,13 +46,30 @@ stat_specs=(cpu-clock cpu-clock:u cpu-clock:k cpu-clock:h cpu-clock:p cpu-clock:
 	cpu-clock:I cpu-clock:D cpu-clock:e cpu-clock:P cpu-clock:S
 	task-clock:u page-faults:uG context-switches:k msr/tsc/ msr/tsc/u msr/tsc/pp
 	cycles cycles:pp cycles:u instructions:k L1-dcache-load-misses r01c2
-	cpu-clock:pppp cpu-clock:uu cpu-clock:x nosuchevent msr/tsc/:u)
+	cpu-clock:pppp cpu-clock:uu cpu-clock:x nosuchevent msr/tsc/:u
+	# issue 23: term lists on hw/sw/raw/cache events, perf's own terms
+	# on PMU events, alias case, 'EVENT:', skipped characters, cache
+	# parts, a second alias
+	'cycles/period=1000/' 'cpu-clock/config=1/' 'r1a8/period=10/' 'cpu-clock//'
+	'cycles/name=x/' 'msr/period=1000/' 'msr/tsc,name=foo/' 'msr/tsc,percore/' 'msr/TSC/'
+	'cycles:' ' cpu-clock' 'cpu-clock: u' 'cpu-clock :u' 'L1-dcache-load-load'
+	'L1-dcache-misses-misses' 'L1-dcache-misses-load' 'msr/tsc,tsc/'
+	'cpu-clock/period=1/:u' 'cpu-clock/freq=100/' 'cpu-clock/percore=2/' 'r1a8/name=x/:u'
+	'cpu-clock/bogus=1/' 'msr/tsc,event=1,config=0/' 'cpu -clock' 'cycles//u')
 record_specs=(cpu-clock cpu-clock:u cpu-clock:pp cpu-clock:P cpu-clock:S cpu-clock:GH
-	cycles cycles:pp cycles:ppH msr/tsc/ msr/tsc/u msr/tsc/P page-faults:G)
+	cycles cycles:pp cycles:ppH msr/tsc/ msr/tsc/u msr/tsc/P page-faults:G
+	'cpu-clock/period=1000/' 'cpu-clock/freq=100/' 'cpu-clock/time=0/'
+	'cpu-clock/config=1,name=x/u' 'msr/tsc,period=7/' 'r1a8/period=10/:u'
+	'cpu-clock/no-inherit/' 'cpu-clock/period=1000,time=0/' 'cycles:')
+# Known, named differences: perf takes these, pmucanary refuses them as not
+# modelled (tracepoints need tracefs ids, breakpoints bp_addr/bp_len/
+# bp_type). Each must still be a spec perf opens and the profile refuses
+# with "not modelled"; anything else fails, so the list cannot go stale.
+known_specs=('sched:sched_switch' 'mem:0x1000:rw' 'mem:0x1000')
 
 fails=0 n=0
 check() {
-	local mode=$1 spec=$2 perfout=$tmp/perf.out rc
+	local mode=$1 spec=$2 known=${3:-} perfout=$tmp/perf.out rc
 	n=$((n + 1))
 	if [ "$mode" = stat ]; then
 		"$perf" stat -vv -e "$spec" -a -- true >"$perfout" 2>&1
@@ -60,10 +77,10 @@ check() {
 		"$perf" record -vv -e "$spec" -a -g -o "$tmp/perf.data" -- true >"$perfout" 2>&1
 	fi
 	rc=$?
-	python3 - "$bin" "$version" "$mode" "$spec" "$perfout" "$rc" <<'PY'
+	python3 - "$bin" "$version" "$mode" "$spec" "$perfout" "$rc" "$known" <<'PY'
 import json, re, subprocess, sys
 
-binpath, version, mode, spec, perfout, perf_rc = sys.argv[1:7]
+binpath, version, mode, spec, perfout, perf_rc, known = sys.argv[1:8]
 text = open(perfout, errors="replace").read()
 
 SAMPLE = ["IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID", "CPU", "PERIOD",
@@ -132,6 +149,15 @@ out = subprocess.run(cmd, capture_output=True, text=True)
 pred = json.loads(out.stdout)[0]
 problems = []
 
+if known:
+    if tries and "error" in pred and "not modelled" in pred["error"]:
+        print(f"known difference: {mode} {spec}: perf opens it ({len(tries)} tries), "
+              f"pmucanary: {pred['error']}")
+        sys.exit(0)
+    print(f"FAIL: {mode} {spec}: listed as a known difference but perf tries={len(tries)}, "
+          f"pmucanary: {pred.get('error', 'encodes')}")
+    sys.exit(1)
+
 if "error" in pred or not tries:
     if "error" in pred and not tries:
         print(f"ok: {mode} {spec}: both reject ({pred['error']})")
@@ -174,5 +200,6 @@ PY
 echo "perf: $version ($perf) -> profile $profile"
 for s in "${stat_specs[@]}"; do check stat "$s"; done
 for s in "${record_specs[@]}"; do check record "$s"; done
-echo "cli_perf_debian: $((n - fails)) of $n passed"
+for s in "${known_specs[@]}"; do check stat "$s" known; done
+echo "cli_perf_debian: $((n - fails)) of $n passed (${#known_specs[@]} known differences: ${known_specs[*]})"
 [ "$fails" -eq 0 ]

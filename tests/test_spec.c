@@ -168,6 +168,49 @@ static void test_parse_errors(void **state)
 	}
 }
 
+/* spec_parse_rules(): what each rule admits (perf's parse-events.l/.y),
+ * and that rules 0 (spec_parse()) keeps the strict reading. */
+static void test_rules(void **state)
+{
+	const unsigned int all = SPEC_RULE_SKIP_CHARS | SPEC_RULE_EMPTY_MODS |
+				 SPEC_RULE_SYMBOL_TERMS | SPEC_RULE_EVENT_TERMS |
+				 SPEC_RULE_SYMBOL_EMPTY_TERMS | SPEC_RULE_CACHE_FIRST_WINS |
+				 SPEC_RULE_ALIAS_ANY_CASE | SPEC_RULE_ALIAS_ONCE |
+				 SPEC_RULE_TERMS_FREQ_TIME | SPEC_RULE_TERM_PERCORE;
+	struct spec sp;
+
+	assert_int_equal(spec_parse_rules("cpu-clock/period=10,no-inherit,name=x/u", pmus, all,
+					  &sp), 0);
+	assert_int_equal(sp.kind, SPEC_KIND_SOFTWARE);
+	assert_string_equal(sp.event, "cpu-clock/period=10,no-inherit,name=x/");
+	assert_string_equal(sp.modifiers, "u");
+	assert_int_equal(sp.terms->len, 3);
+	assert_int_equal(g_array_index(sp.terms, struct spec_term, 0).kind, SPEC_TERM_PERIOD);
+	assert_int_equal(g_array_index(sp.terms, struct spec_term, 0).value, 10);
+	assert_int_equal(g_array_index(sp.terms, struct spec_term, 1).kind, SPEC_TERM_INHERIT);
+	assert_int_equal(g_array_index(sp.terms, struct spec_term, 1).value, 0);
+	assert_int_equal(sp.terms_given, (1u << SPEC_TERM_PERIOD) | (1u << SPEC_TERM_INHERIT) |
+			 (1u << SPEC_TERM_NAME));
+	spec_clear(&sp);
+	/* the modifier letters of a spaced spec land after the ':' */
+	assert_int_equal(spec_parse_rules("cpu-clock : u", pmus, all, &sp), 0);
+	assert_string_equal(sp.modifiers, "u");
+	spec_clear(&sp);
+	assert_int_equal(spec_parse_rules("msr/Tsc/", pmus, all, &sp), 0);
+	assert_int_equal(sp.kind, SPEC_KIND_SYSFS_EVENT);
+	spec_clear(&sp);
+	assert_int_equal(spec_parse_rules("msr/tsc,period=3/", pmus, all, &sp), 0);
+	assert_int_equal(sp.kind, SPEC_KIND_SYSFS_TERMS);
+	spec_clear(&sp);
+	/* rules 0: none of it */
+	assert_int_equal(spec_parse("cpu-clock/period=10/", pmus, &sp), -EINVAL);
+	assert_int_equal(spec_parse(" cpu-clock", pmus, &sp), -ENOENT);
+	assert_int_equal(spec_parse("msr/Tsc/", pmus, &sp), -ENOENT);
+	assert_int_equal(spec_parse("L1-dcache-load-load", pmus, &sp), -ENOENT);
+	assert_int_equal(spec_parse("msr/tsc,tsc/", pmus, &sp), 0);
+	spec_clear(&sp);
+}
+
 static void test_sysfs_colon(void **state)
 {
 	struct spec sp;
@@ -229,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_parse_ok),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_sysfs_colon),
+		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_no_pmus),
 		cmocka_unit_test(test_generic_names),
 	};
