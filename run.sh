@@ -19,11 +19,13 @@ PACKAGES=(build-essential pkg-config qemu-system-x86 qemu-utils
 # fuzz targets (tests/cli_fuzz.sh), busybox-static for the disk images
 # tests/it_inject.sh builds and extlinux for the bootloader in one of them
 # (its mbr.bin; libguestfs's appliance takes extlinux from the host),
+# mmdebstrap for the stock Debian image tests/it_distro.sh builds from this
+# machine's apt sources,
 # lava-dispatcher (lava-run, no server) for tests/it_lava.sh (37 packages
 # beyond this list, 23 s to install here).
 TEST_PACKAGES=(jq libxml2-utils chromium python3
 	linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils
-	clang libclang-rt-14-dev busybox-static extlinux lava-dispatcher)
+	clang libclang-rt-14-dev busybox-static extlinux lava-dispatcher mmdebstrap)
 
 say() { [ -n "${CI:-}" ] || [ -t 1 ] && echo "run.sh: $*"; true; }
 
