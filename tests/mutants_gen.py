@@ -39,7 +39,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXTRA = {
     "lib/prober.c": ["test_prober", "cli_probe.sh"],
     "lib/profile.c": ["test_profile", "cli_encode.sh"],
-    "lib/spec.c": ["test_spec", "cli_encode.sh"],
+    "lib/spec.c": ["test_spec", "test_profile", "cli_encode.sh"],
     "lib/report.c": ["test_report", "cli_matrix.sh"],
     "lib/heatmap.c": ["test_report", "cli_matrix.sh"],
     "lib/matrix.c": ["test_matrix", "cli_matrix.sh"],
