@@ -122,6 +122,7 @@ static void diff_cell_free(void *p)
 		return;
 	g_free(c->profile);
 	g_free(c->spec);
+	g_free(c->new_rule);
 	g_free(c);
 }
 
@@ -141,6 +142,9 @@ void diff_result_free(struct diff_result *res)
 	diff_side_clear(&res->new);
 	if (res->cells)
 		g_ptr_array_unref(res->cells);
+	json_decref(res->new_rules);
+	if (res->new_rule_lines)
+		g_ptr_array_unref(res->new_rule_lines);
 	g_free(res);
 }
 
@@ -149,6 +153,7 @@ struct side_cell {
 	const char *profile, *spec;
 	enum outcome outcome;
 	int k, n;
+	const char *rule;   /* results_cell_rule */
 };
 
 /* Reads one side's envelope and cells into a (results_cell_key) -> side_cell
@@ -184,6 +189,7 @@ static int side_read(const struct result_set *set, const char *name, struct diff
 		sc->outcome = cell->outcome;
 		sc->k = cell->k;
 		sc->n = cell->n;
+		sc->rule = results_cell_rule(cell);
 		/* The profile could not encode the spec: nothing was tested;
 		 * the cell is compared only to show it in its own group. */
 		if (outcome_class(cell->outcome) == OUTCOME_CLASS_REJECTED)
@@ -212,6 +218,7 @@ static struct diff_cell *diff_cell_new(const struct side_cell *b, const struct s
 	c->new_k = n ? n->k : -1;
 	c->new_n = n ? n->n : -1;
 	c->group = diff_classify(c->base, c->new);
+	c->new_rule = n ? g_strdup(n->rule) : NULL;
 	return c;
 }
 
@@ -225,6 +232,29 @@ static int diff_cell_cmp(const void *pa, const void *pb)
 		return a->group < b->group ? -1 : 1;
 	r = strcmp(a->profile, b->profile);
 	return r ? r : strcmp(a->spec, b->spec);
+}
+
+/* NEW's rules that BASE has not (by text): a class of attrs newly harmed. */
+static void new_rules(struct diff_result *res, const struct result_set *base,
+		      const struct result_set *new)
+{
+	json_t *brules = results_rules(base), *r, *b;
+	size_t i, j;
+
+	res->new_rules = json_array();
+	res->new_rule_lines = g_ptr_array_new_with_free_func(g_free);
+	json_array_foreach(results_rules(new), i, r) {
+		const char *text = json_string_value(json_object_get(r, "text"));
+		bool known = false;
+
+		json_array_foreach(brules, j, b)
+			known = known || (text && !g_strcmp0(text, json_string_value(
+									json_object_get(b, "text"))));
+		if (known)
+			continue;
+		json_array_append(res->new_rules, r);
+		g_ptr_array_add(res->new_rule_lines, results_rule_describe(new, r));
+	}
 }
 
 int diff_compare(const struct result_set *base, const char *base_name,
@@ -256,6 +286,7 @@ int diff_compare(const struct result_set *base, const char *base_name,
 		if (!g_hash_table_contains(bcells, key))
 			g_ptr_array_add(res->cells, diff_cell_new(NULL, val));
 	g_ptr_array_sort(res->cells, diff_cell_cmp);
+	new_rules(res, base, new);
 	for (guint i = 0; i < res->cells->len; i++)
 		res->count[((struct diff_cell *)res->cells->pdata[i])->group]++;
 	*out = g_steal_pointer(&res);
@@ -311,6 +342,17 @@ char *diff_result_to_text(const struct diff_result *res)
 	if (res->kinds_differ)
 		g_string_append_printf(s, "note: comparing a %s with a %s; harms only show in runs\n",
 				       res->base.kind, res->new.kind);
+	if (res->new_rule_lines->len) {
+		g_string_append_printf(s, "\nnew rules (%u): harm NEW explains by a rule over attr "
+				       "fields that BASE has not; proven on a sample, each armed "
+				       "alone, the other cells it covers were not\n",
+				       res->new_rule_lines->len);
+		for (i = 0; i < res->new_rule_lines->len; i++) {
+			g_autofree char *line = text_escape(res->new_rule_lines->pdata[i]);
+
+			g_string_append_printf(s, "  %s\n", line);
+		}
+	}
 	for (int g = 0; g < DIFF_GROUP_COUNT; g++) {
 		if (g == DIFF_UNCHANGED || !res->count[g])
 			continue;
@@ -324,7 +366,13 @@ char *diff_result_to_text(const struct diff_result *res)
 			g_autofree char *n = outcome_label(c->new, c->new_k, c->new_n);
 			g_autofree char *profile = text_escape(c->profile);
 			g_autofree char *spec = text_escape(c->spec);
-			g_string_append_printf(s, "  %-12s %-24s %s -> %s\n", profile, spec, b, n);
+			g_string_append_printf(s, "  %-12s %-24s %s -> %s", profile, spec, b, n);
+			if (c->new_rule) {
+				g_autofree char *rule = text_escape(c->new_rule);
+
+				g_string_append_printf(s, " judged by rule %s (not armed alone)", rule);
+			}
+			g_string_append_c(s, '\n');
 		}
 	}
 	g_string_append_printf(s, "\nunchanged: %u cells\n", res->count[DIFF_UNCHANGED]);
@@ -370,6 +418,7 @@ json_t *diff_result_to_json(const struct diff_result *res)
 	json_object_set_new(o, "kinds_differ", json_boolean(res->kinds_differ));
 	json_object_set_new(o, "verdict", json_string(diff_verdict_name(v)));
 	json_object_set_new(o, "exit_code", json_integer(diff_verdict_exit_code(v)));
+	json_object_set(o, "new_rules", res->new_rules);
 	for (int g = 0; g < DIFF_GROUP_COUNT; g++) {
 		json_object_set_new(counts, diff_group_name(g), json_integer(res->count[g]));
 		json_object_set_new(grp, diff_group_name(g), json_array());
@@ -386,6 +435,8 @@ json_t *diff_result_to_json(const struct diff_result *res)
 			json_object_set_new(j, "base_kn", json_pack("[ii]", c->base_k, c->base_n));
 		if (c->new_n > 0)
 			json_object_set_new(j, "new_kn", json_pack("[ii]", c->new_k, c->new_n));
+		if (c->new_rule)
+			json_object_set_new(j, "new_rule", json_string(c->new_rule));
 		json_array_append_new(json_object_get(grp, diff_group_name(c->group)), j);
 	}
 	json_object_set_new(o, "counts", counts);

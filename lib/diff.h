@@ -89,6 +89,8 @@ struct diff_cell {
 	enum outcome new;
 	int base_k, base_n, new_k, new_n;
 	enum diff_group group;
+	char *new_rule;      /* NEW's cell was judged by this proven rule, not
+			      * armed alone (results_cell_rule); NULL else */
 };
 
 struct diff_result {
@@ -96,6 +98,11 @@ struct diff_result {
 	GPtrArray *cells;    /* struct diff_cell *, by group then profile, spec */
 	unsigned int count[DIFF_GROUP_COUNT];
 	bool kinds_differ;
+	/* NEW's proven rules whose text BASE has no rule for (its "rules"
+	 * entries, owned references), and each one's line
+	 * (results_rule_describe) */
+	json_t *new_rules;
+	GPtrArray *new_rule_lines;
 };
 
 /* Compares two result files read with results_read_json() (which rejects
@@ -111,10 +118,12 @@ typedef struct diff_result diff_result;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(diff_result, diff_result_free)
 
 enum diff_verdict diff_result_verdict(const struct diff_result *res);
-/* The grouped report for people; caller g_free()s. */
+/* The grouped report for people, NEW's new rules first; caller g_free()s. */
 char *diff_result_to_text(const struct diff_result *res);
 /* {"schema":"pmucanary-diff/1","base":{...},"new":{...},"verdict",
- *  "exit_code","counts":{group:n},"groups":{group:[cells]}} */
+ *  "exit_code","new_rules":[NEW's "rules" entries BASE lacks],
+ *  "counts":{group:n},"groups":{group:[cells]}}; a cell NEW's rule judged
+ *  has "new_rule": its text. */
 json_t *diff_result_to_json(const struct diff_result *res);
 
 #endif

@@ -178,6 +178,8 @@ static GString *hm_cell_extra(struct hm *h, const struct matrix_cell *mc, size_t
 	}
 	if (c->n)
 		g_string_append_printf(x, ",\"k\":%d,\"n\":%d", c->k, c->n);
+	if (results_cell_rule(c))
+		g_string_append_printf(x, ",\"r\":%u", strtab_add(&h->strs, results_cell_rule(c)));
 	if (json_array_size(c->evidence)) {
 		g_autofree char *ev = matrix_cell_evidence(c);
 
@@ -426,6 +428,9 @@ static const char heatmap_style[] =
 	".legend span.sw,span.chip{display:inline-block;min-width:5em;padding:2px 6px;margin:2px;"
 	"text-align:center;font-family:monospace;font-size:12px}\n"
 	".limitations li{color:#b71c1c}\n"
+	"#rules{border:1px solid #b71c1c;padding:0 .8em;margin:.6em 0}\n"
+	"ul.rules{padding-left:1.2em;font-size:13px}ul.sample{font-size:12px}\n"
+	"code.rule-text{font-weight:bold;color:#b71c1c}\n"
 	"#tip{position:absolute;display:none;background:#263238;color:#eceff1;"
 	"padding:6px 8px;border-radius:4px;font:12px monospace;white-space:pre-wrap;"
 	"max-width:60em;pointer-events:none;z-index:10}\n"
@@ -520,6 +525,82 @@ static void html_inputs(const struct report_ctx *ctx, GString *out)
 				   ctx->opts->base->run_id);
 		g_string_append(out, "</code> (framed tiles regressed against it)</p>\n");
 	}
+}
+
+/* The inputs' proven rules, before the heat map: what a class of harmful
+ * cells has in common, the sample it was proven on, and how many cells it
+ * judged that nobody armed alone. Nothing when no input has one. */
+static void html_rules(const struct report_ctx *ctx, GString *out)
+{
+	const struct matrix *m = ctx->m;
+	bool any = false;
+
+	for (guint i = 0; i < m->sources->len; i++) {
+		const struct matrix_source *s = m->sources->pdata[i];
+		json_t *rules = results_rules(s->set), *r;
+		size_t k;
+
+		json_array_foreach(rules, k, r) {
+			const char *text = json_string_value(json_object_get(r, "text"));
+			const char *outcome = json_string_value(json_object_get(r, "outcome"));
+			json_t *attrs = json_object_get(r, "attrs");
+			json_t *refuted = json_object_get(r, "refuted_before");
+			json_t *sample = json_object_get(r, "sample"), *sa;
+			struct results_rule_cover cov = results_rule_cover(s->set, text);
+			unsigned int cells = cov.by_rule + cov.alone;
+			size_t j;
+
+			if (!any)
+				g_string_append(out, "<div id=\"rules\">\n<h2>Proven rules</h2>\n"
+						     "<p>Harm explained by a rule over attr fields: proven "
+						     "on a sample of attrs, each armed alone; the other "
+						     "cells it covers are judged by the rule, not armed "
+						     "alone (one of them could be an exception).</p>\n"
+						     "<ul class=\"rules\">\n");
+			any = true;
+			g_string_append_printf(out, "<li class=\"rule\" data-cells=\"%u\" "
+						    "data-by-rule=\"%u\"><code class=\"rule-text\">",
+					       cells, cov.by_rule);
+			report_escape_html(out, text ? text : "?");
+			g_string_append(out, "</code>: ");
+			report_escape_html(out, outcome ? outcome : "harm");
+			if (json_is_integer(attrs))
+				g_string_append_printf(out, " on %" JSON_INTEGER_FORMAT " attr%s",
+						       json_integer_value(attrs),
+						       json_integer_value(attrs) == 1 ? "" : "s");
+			g_string_append_printf(out, ", <span class=\"rule-cells\">%u cell%s (%u "
+						    "judged by the rule, not armed alone; %u armed "
+						    "alone)</span>, input <code>",
+					       cells, cells == 1 ? "" : "s", cov.by_rule, cov.alone);
+			report_escape_html(out, s->name);
+			g_string_append(out, "</code>");
+			if (json_is_integer(refuted))
+				g_string_append_printf(out, "; <span class=\"refuted\">%" JSON_INTEGER_FORMAT
+							    " rule%s refuted before it</span>",
+						       json_integer_value(refuted),
+						       json_integer_value(refuted) == 1 ? "" : "s");
+			if (json_array_size(sample))
+				g_string_append(out, "\n<ul class=\"sample\">");
+			json_array_foreach(sample, j, sa) {
+				const char *a = json_string_value(json_object_get(sa, "attr"));
+				const char *o = json_string_value(json_object_get(sa, "outcome"));
+
+				g_string_append(out, "<li class=\"sample\">sample <code>");
+				report_escape_html(out, a ? a : "?");
+				g_string_append(out, "</code> ");
+				report_escape_html(out, o ? o : "?");
+				g_string_append_printf(out, " k/n %" JSON_INTEGER_FORMAT "/%"
+							    JSON_INTEGER_FORMAT "</li>",
+						       json_integer_value(json_object_get(sa, "k")),
+						       json_integer_value(json_object_get(sa, "n")));
+			}
+			if (json_array_size(sample))
+				g_string_append(out, "</ul>");
+			g_string_append(out, "</li>\n");
+		}
+	}
+	if (any)
+		g_string_append(out, "</ul>\n</div>\n");
 }
 
 /* The page's own script (the source of truth is this string; it reads the
@@ -678,6 +759,16 @@ static const char heatmap_script[] =
 	"  if (flags[t * 5 + 2]) lines.push(flags[t * 5 + 2] + ' harmful, explained by a known erratum');\n"
 	"  if (flags[t * 5 + 3]) lines.push(flags[t * 5 + 3] + ' regressed against the baseline');\n"
 	"  if (flags[t * 5 + 4]) lines.push(flags[t * 5 + 4] + ' not OK here, OK in another row of this cpu');\n"
+	"  /* Cells a proven rule judged: how many per rule (only on hover). */\n"
+	"  var byRule = {}, row = R[r];\n"
+	"  for (var i = 0; i < row.n; i++) {\n"
+	"    var x = row.x[i];\n"
+	"    if (x && x.r != null && specCol[row.spec[i]] === c && (!terms.length || match(row, i)))\n"
+	"      byRule[x.r] = (byRule[x.r] || 0) + 1;\n"
+	"  }\n"
+	"  Object.keys(byRule).forEach(function (q) {\n"
+	"    lines.push(byRule[q] + ' judged by rule ' + D.strs[q] + ' (not armed alone)');\n"
+	"  });\n"
 	"  lines.push('click for the cells');\n"
 	"  return lines.join('\\n');\n"
 	"}\n"
@@ -756,6 +847,7 @@ static const char heatmap_script[] =
 	"  var x = r.x[i] || {}, c = D.codes[r.code[i]], L = [], k;\n"
 	"  var spec = specText[r.spec[i]];\n"
 	"  L.push(['head', 'outcome ' + c[0] + ' (' + c[1] + ')' + (x.n ? ', k/n ' + x.k + '/' + x.n : '')]);\n"
+	"  if (x.r != null) L.push(['rule', 'judged by rule ' + D.strs[x.r] + ' (not armed alone)']);\n"
 	"  if (x.E != null) L.push(['known', 'known erratum ' + D.strs[x.E]]);\n"
 	"  if (x.b) L.push(['base', 'baseline: ' + D.codes[x.b[0]][0] + ' -> ' + c[0] + ' (' + D.strs[x.b[1]] + ')']);\n"
 	"  if (x.d) L.push(['disagree', 'inputs disagree: the worst of ' + x.d + ' is shown']);\n"
@@ -955,6 +1047,7 @@ int heatmap_render(const struct report_ctx *ctx, const struct result_set *const 
 			       m->known_errata, m->known_errata == 1 ? "um" : "a", m->infra,
 			       m->rows->len, m->columns->len, m->sources->len,
 			       m->sources->len == 1 ? "" : "s");
+	html_rules(ctx, out);
 	g_string_append(out, "<p id=\"js-status\">This page draws its heatmap with JavaScript; "
 			     "without it, the summary above, the inputs and the legend are all "
 			     "there is.</p>\n"

@@ -49,7 +49,7 @@ void jsonstr_append(GString *out, const char *s, unsigned int flags)
 			continue;
 		}
 		next = g_utf8_next_char(s);
-		if ((flags & JSONSTR_HTML_SAFE) && (u == 0x2028 || u == 0x2029))
+		if ((flags & JSONSTR_HTML_SAFE) && (u == 0x2028 || u == 0x2029 || u == 0xfffe || u == 0xffff))
 			g_string_append_printf(out, "\\u%04x", u);
 		else
 			g_string_append_len(out, s, next - s);

@@ -11,7 +11,8 @@
 enum {
 	/* '<', '>', '&', U+2028 and U+2029 as \u escapes: the string sits in
 	 * a <script> element (no "</script", no "<!--") read by JavaScript
-	 * parsers that end a line at U+2028/9. */
+	 * parsers that end a line at U+2028/9; so are the noncharacters
+	 * U+FFFE and U+FFFF, which an HTML parser flags in its input. */
 	JSONSTR_HTML_SAFE = 1 << 0,
 	/* Bytes that are not UTF-8 become U+FFFD; without it they become the
 	 * text \xNN, as results_json_string() keeps them. */

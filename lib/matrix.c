@@ -879,6 +879,11 @@ static void cell_line(const struct matrix *m, const struct matrix_row *row, size
 	g_string_append_printf(out, ": %s", outcome_name(mc->cell->outcome));
 	if (mc->cell->n)
 		g_string_append_printf(out, " %d/%d", mc->cell->k, mc->cell->n);
+	if (results_cell_rule(mc->cell)) {
+		g_string_append(out, " judged by rule ");
+		esc(out, results_cell_rule(mc->cell));
+		g_string_append(out, " (not armed alone)");
+	}
 	if (mc->erratum) {
 		g_string_append_printf(out, " - known erratum ");
 		esc(out, erratum_id(mc->erratum));
@@ -1012,6 +1017,32 @@ static guint limitations_as(const struct matrix *m, guint i)
 	return 0;
 }
 
+/* The inputs' proven rules, before any cell: one line says what a class of
+ * harmful cells has in common, and which of them no one armed alone. */
+static void format_rules(const struct matrix *m, GString *out)
+{
+	bool header = false;
+
+	for (guint i = 0; i < m->sources->len; i++) {
+		const struct matrix_source *s = m->sources->pdata[i];
+		json_t *rules = results_rules(s->set), *r;
+		size_t k;
+
+		json_array_foreach(rules, k, r) {
+			g_autofree char *d = results_rule_describe(s->set, r);
+
+			if (!header)
+				g_string_append(out, "harm explained by a rule over attr fields (proven "
+						     "on a sample, each armed alone; the other cells it "
+						     "covers were not):\n");
+			header = true;
+			g_string_append_printf(out, "  [%u] ", i + 1);
+			esc(out, d);
+			g_string_append_c(out, '\n');
+		}
+	}
+}
+
 static void format_header(const struct matrix *m, GString *out)
 {
 	g_autoptr(GHashTable) kernels = g_hash_table_new(g_str_hash, g_str_equal);
@@ -1064,6 +1095,7 @@ static void format_header(const struct matrix *m, GString *out)
 			g_string_append_c(out, '\n');
 		}
 	}
+	format_rules(m, out);
 }
 
 static void format_details(const struct matrix *m, bool color, GString *out)

@@ -362,6 +362,18 @@ static int render_junit(const struct report_ctx *ctx, const struct result_set *c
 				xml_attr(body, "value", s->set->limitations->pdata[l]);
 				g_string_append(body, "/>\n");
 			}
+			/* Its proven rules before any test case: what a class of
+			 * failures has in common. */
+			json_t *rules = results_rules(s->set), *r;
+			size_t k;
+
+			json_array_foreach(rules, k, r) {
+				g_autofree char *d = results_rule_describe(s->set, r);
+
+				g_string_append(body, "      <property name=\"rule\"");
+				xml_attr(body, "value", d);
+				g_string_append(body, "/>\n");
+			}
 		}
 		g_string_append(body, "    </properties>\n");
 		g_string_append_len(body, cs->str, cs->len);
@@ -632,6 +644,24 @@ static int render_kcidb(const struct report_ctx *ctx, const struct result_set *c
 		for (guint l = 0; l < s->set->limitations->len; l++)
 			json_array_append_new(lim, json_string(s->set->limitations->pdata[l]));
 		json_object_set_new(bmisc, "limitations", lim);
+		if (results_rules(s->set)) {
+			/* The run's proven rules, in its build: before its tests. */
+			json_t *rules = json_array(), *r;
+			size_t k;
+
+			json_array_foreach(results_rules(s->set), k, r) {
+				json_t *o = json_is_object(r) ? json_without_nulls(r) : json_object();
+				struct results_rule_cover cov = results_rule_cover(
+					s->set, json_string_value(json_object_get(r, "text")));
+				g_autofree char *d = results_rule_describe(s->set, r);
+
+				json_object_set_new(o, "description", json_string(d));
+				json_object_set_new(o, "cells", json_integer(cov.by_rule + cov.alone));
+				json_object_set_new(o, "judged_by_rule", json_integer(cov.by_rule));
+				json_array_append_new(rules, o);
+			}
+			json_object_set_new(bmisc, "rules", rules);
+		}
 		json_object_set_new(b, "misc", bmisc);
 		json_array_append_new(builds, b);
 

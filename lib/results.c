@@ -1169,33 +1169,85 @@ const char *results_cell_rule(const struct cell *c)
 	return json_string_value(json_object_get(c->extra, "rule"));
 }
 
+json_t *results_rules(const struct result_set *set)
+{
+	json_t *rules = set && set->extra ? json_object_get(set->extra, "rules") : NULL;
+
+	return json_array_size(rules) ? rules : NULL;
+}
+
+struct results_rule_cover results_rule_cover(const struct result_set *set, const char *rule_text)
+{
+	struct results_rule_cover cov = { 0 };
+
+	for (guint i = 0; rule_text && i < set->cells->len; i++) {
+		const struct cell *c = set->cells->pdata[i];
+		const char *judged, *text;
+
+		if (!c->extra)
+			continue;
+		judged = json_string_value(json_object_get(c->extra, "judged"));
+		text = json_string_value(json_object_get(c->extra, "rule"));
+		if (!judged || g_strcmp0(text, rule_text))
+			continue;
+		if (!strcmp(judged, "rule"))
+			cov.by_rule++;
+		else if (!strcmp(judged, "alone"))
+			cov.alone++;
+	}
+	return cov;
+}
+
+char *results_rule_describe(const struct result_set *set, const json_t *rule)
+{
+	const char *text = json_string_value(json_object_get(rule, "text"));
+	const json_t *attrs = json_object_get(rule, "attrs");
+	const json_t *refuted = json_object_get(rule, "refuted_before");
+	const json_t *sample = json_object_get(rule, "sample");
+	struct results_rule_cover cov = results_rule_cover(set, text);
+	GString *s = g_string_new(text ? text : "?");
+	size_t k;
+	json_t *sa;
+
+	g_string_append_printf(s, ": %s", json_string_value(json_object_get(rule, "outcome")) ?: "harm");
+	if (json_is_integer(attrs))
+		g_string_append_printf(s, " on %" JSON_INTEGER_FORMAT " attr%s",
+				       json_integer_value(attrs),
+				       json_integer_value(attrs) == 1 ? "" : "s");
+	g_string_append_printf(s, ", %u cell%s (%u judged by the rule, not armed alone; %u armed "
+			       "alone)", cov.by_rule + cov.alone,
+			       cov.by_rule + cov.alone == 1 ? "" : "s", cov.by_rule, cov.alone);
+	if (json_array_size(sample))
+		g_string_append(s, "; sample");
+	json_array_foreach(sample, k, sa)
+		g_string_append_printf(s, "%s %s k/n=%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
+				       k ? ";" : "",
+				       json_string_value(json_object_get(sa, "attr")) ?: "?",
+				       json_integer_value(json_object_get(sa, "k")),
+				       json_integer_value(json_object_get(sa, "n")));
+	if (json_is_integer(refuted))
+		g_string_append_printf(s, "; %" JSON_INTEGER_FORMAT " rule%s refuted before it",
+				       json_integer_value(refuted),
+				       json_integer_value(refuted) == 1 ? "" : "s");
+	return g_string_free(s, FALSE);
+}
+
 /* A run's proven rules (run.json "rules", written by the runner), first:
  * one line says what a class of cells has in common. */
 static void format_rules(const struct result_set *set, GString *out)
 {
-	json_t *rules = set->extra ? json_object_get(set->extra, "rules") : NULL;
+	json_t *rules = results_rules(set);
 	size_t i;
 	json_t *r;
 
-	if (!json_array_size(rules))
+	if (!rules)
 		return;
 	g_string_append(out, "harm explained by a rule over attr fields (proven on the sample, "
 			     "each armed alone; the other attrs it matches were not):\n");
 	json_array_foreach(rules, i, r) {
-		json_t *sample = json_object_get(r, "sample"), *sa;
-		size_t k;
+		g_autofree char *d = results_rule_describe(set, r);
 
-		g_string_append_printf(out, "  - %s: %s on %" JSON_INTEGER_FORMAT " attrs; sample",
-				       json_string_value(json_object_get(r, "text")) ?: "?",
-				       json_string_value(json_object_get(r, "outcome")) ?: "harm",
-				       json_integer_value(json_object_get(r, "attrs")));
-		json_array_foreach(sample, k, sa)
-			g_string_append_printf(out, "%s %s k/n=%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
-					       k ? ";" : "",
-					       json_string_value(json_object_get(sa, "attr")) ?: "?",
-					       json_integer_value(json_object_get(sa, "k")),
-					       json_integer_value(json_object_get(sa, "n")));
-		g_string_append_c(out, '\n');
+		g_string_append_printf(out, "  - %s\n", d);
 	}
 }
 

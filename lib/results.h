@@ -113,6 +113,13 @@ void cell_add_cpu(struct cell *cell, int cpu, enum outcome outcome);
  * inferred from a proven rule, not from arming the cell's attr alone), or
  * NULL. */
 const char *results_cell_rule(const struct cell *cell);
+/* Cells a proven rule covers say so in their extra keys: "rule" (its
+ * text) and "judged": "rule" (by the rule alone) or "alone" (armed alone,
+ * a sample that proved it). */
+struct results_rule_cover {
+	unsigned int by_rule;  /* judged by the rule, not armed alone */
+	unsigned int alone;    /* armed alone as its sample */
+};
 /* The EVENT part of the cell's spec: "cycles" of "cycles:ppH", "msr/tsc/"
  * of "msr/tsc/:u", "cycles" of "cycles[exclude_guest]"; caller g_free()s. */
 char *results_spec_event(const char *spec);
@@ -131,6 +138,19 @@ struct result_set {
 	GPtrArray *cells;          /* struct cell * */
 	json_t *extra;             /* unknown top-level keys, owned; NULL when none */
 };
+
+/* The run's proven rules: its top-level "rules" array (each {"text",
+ * "literals", "outcome", "attrs", "sample": [{"attr", "outcome", "k",
+ * "n"}], "refuted_before"}), borrowed; NULL when it has none. */
+json_t *results_rules(const struct result_set *set);
+/* How many of set's cells the rule whose text is rule_text covers. */
+struct results_rule_cover results_rule_cover(const struct result_set *set,
+					     const char *rule_text);
+/* One rule in one line, unescaped (every caller escapes for its output):
+ * "TEXT: OUTCOME on N attrs, C cells (B judged by the rule, not armed
+ * alone; A armed alone); sample ATTR k/n=K/N; ...; R rules refuted before
+ * it"; what the entry lacks is left out. Caller g_free()s. */
+char *results_rule_describe(const struct result_set *set, const json_t *rule);
 
 /* A new empty set: run_id "<yyyymmddThhmmssZ>-<6 hex>", created now,
  * tool_version PMUCANARY_VERSION, accel "none". */

@@ -159,6 +159,35 @@ check "kcidb: a rejected spec is SKIP (not run)" jq -e '[.tests[]
 	| select(.path == "pmucanary.perf-6_1.cycles.S")] | length == 1 and all(.status == "SKIP")' "$tmp/k.json"
 check "html written, self-contained" bash -c "grep -q '<style>' '$tmp/r.html' && ! grep -q 'src=\"http' '$tmp/r.html'"
 
+# A run whose harm a proven rule explains (a runner's run.json under
+# isolate = rule): the rule comes before any cell in the text, the HTML,
+# JUnit and KCIDB; the gate fails on its harm as on any harm.
+expect 1 'judged by rule type=software config=task-clock \(not armed alone\)' \
+	--html "$tmp/rule.html" --junit "$tmp/rule.xml" --kcidb "$tmp/rule.json" "$m/rule-6.18.json"
+"$bin" matrix "$m/rule-6.18.json" >"$tmp/rule.txt" 2>&1
+check "text: the rule's line comes before the harmful cells" bash -c "
+	r=\$(grep -n '^  \[1\] type=software config=task-clock: GUEST_CRASH on 17 attrs, 18 cells' '$tmp/rule.txt' | cut -d: -f1)
+	h=\$(grep -n '^HARM' '$tmp/rule.txt' | cut -d: -f1)
+	[ -n \"\$r\" ] && [ -n \"\$h\" ] && [ \"\$r\" -lt \"\$h\" ]"
+check "html: the rule section comes before the heat map" bash -c "
+	r=\$(grep -bo '<div id=\"rules\">' '$tmp/rule.html' | cut -d: -f1)
+	h=\$(grep -bo '<div id=\"heatmap\">' '$tmp/rule.html' | cut -d: -f1)
+	[ -n \"\$r\" ] && [ -n \"\$h\" ] && [ \"\$r\" -lt \"\$h\" ]"
+check "junit: 13 failures say the rule judged them" \
+	test "$(grep -c '<failure message="GUEST_CRASH by rule type=software config=task-clock"' "$tmp/rule.xml")" = 13
+check "kcidb: the build lists the rule with its cells" jq -e '.builds[0].misc.rules[0]
+	| .text == "type=software config=task-clock" and .cells == 18 and .judged_by_rule == 13' "$tmp/rule.json"
+# The same run with a hostile rule text: escaped wherever it is shown.
+jq --arg r $'<script>alert(8)</script> "q" \'a\' \ufffe' '.rules[0].text = $r
+	| .cells |= map(if .rule then .rule = $r else . end)' "$m/rule-6.18.json" >"$tmp/evil-rule.json"
+expect 1 '' --html "$tmp/evil.html" --junit "$tmp/evil.xml" "$tmp/evil-rule.json"
+check "html: a hostile rule text is escaped" bash -c "
+	grep -qF '<code class=\"rule-text\">&lt;script&gt;alert(8)&lt;/script&gt; &quot;q&quot; &#39;a&#39; &#xfffd;</code>' '$tmp/evil.html' &&
+	! grep -qF '<script>alert(8)' '$tmp/evil.html' && ! grep -q \$'\xef\xbf\xbe' '$tmp/evil.html'"
+check "junit: a hostile rule text is escaped" bash -c "
+	grep -qF 'value=\"&lt;script&gt;alert(8)&lt;/script&gt; &quot;q&quot; &#39;a&#39; \\u{fffe}: GUEST_CRASH' '$tmp/evil.xml' &&
+	! grep -qF '<script>' '$tmp/evil.xml'"
+
 # The heatmap in a real browser.
 n=$((n + 1))
 bash "$top/tests/html_check.sh" >"$tmp/html.log" 2>&1

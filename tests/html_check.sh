@@ -152,6 +152,61 @@ want "baseline: the regression is a finding" '^finding\|[^|]*regression[^|]*\|.*
 none "baseline: no other tile framed" "${T}[^|]*\|[^|]*\|[^|]*\|(cycles|msr)[^|]*\|[^|]*\|tile v-regression"
 cat "$tmp/seen-main" >>"$tmp/seen"
 
+# A run whose harm a proven rule explains (isolate = rule; the file is a
+# runner's run.json, fake guests crashing on every task-clock attr): the
+# rule is listed, visible, above the heat map; a cell it judged says so in
+# its drill-down and its tile's tooltip.
+mkdir -p "$out/rule"
+"$bin" matrix --html "$out/rule/report.html" "$d/rule-6.18.json" >/dev/null
+rc=$?
+n=$((n + 1))
+if [ $rc -ne 1 ] || [ ! -s "$out/rule/report.html" ]; then
+	echo "FAIL: matrix --html of a rule run exited $rc (want 1: harm)"; fails=$((fails + 1))
+else
+	echo "ok: matrix --html of a rule run exits 1 on its harm"
+fi
+{
+	chromium_probe_head
+	cat <<'EOF2'
+<script>
+document.getElementById('f').addEventListener('load', function () {
+  var d = this.contentDocument, w = this.contentWindow, out = [];
+  var rules = d.getElementById('rules'), map = d.getElementById('heatmap');
+  out.push('rule-js=' + d.body.getAttribute('data-js'));
+  out.push('rules-visible=' + (rules && rules.offsetHeight > 0 && w.getComputedStyle(rules).display !== 'none'));
+  out.push('rules-before-map=' + !!(rules && (rules.compareDocumentPosition(map) & w.Node.DOCUMENT_POSITION_FOLLOWING) &&
+                                     rules.getBoundingClientRect().bottom <= map.getBoundingClientRect().top));
+  d.querySelectorAll('#rules li.rule').forEach(function (li) {
+    out.push('rule|' + li.querySelector('code.rule-text').textContent + '|' + li.querySelector('.rule-cells').textContent);
+  });
+  d.querySelectorAll('#rules li.sample').forEach(function (li) { out.push('sample|' + li.textContent); });
+  var td = findTile(d, 'AuthenticAMD 26/2/1', '6.18.44-fc-v1252', 'perf-modern', 'task-clock', 'u/k/h');
+  td.dispatchEvent(new w.MouseEvent('mouseover', {bubbles: true}));
+  out.push('rtip|' + d.getElementById('tip').textContent.split('\n').join('|'));
+  td.click();
+  setTimeout(function () {
+    drillLines(d, 'task-clock:u').forEach(function (l) { out.push('rdrill|' + l); });
+    document.getElementById('out').textContent = out.join('\n');
+  }, 100);
+});
+</script>
+</body></html>
+EOF2
+} >"$out/rule/probe.html"
+chromium_dump_dom 5000 "file://$out/rule/probe.html" "$tmp/dom-rule.html" "$tmp/chrome-rule.log"
+mv "$tmp/seen" "$tmp/seen-base"
+chromium_probe_lines "$tmp/dom-rule.html" "$tmp/seen"
+# Expected values from the file: one rule, 17 attrs; 18 task-clock cells
+# (9 specs x 2 profiles) cover it, 5 of them armed alone (k/n 2/2 each).
+want "rule: the page's script ran" '^rule-js=ready$'
+want "rule: the rule section is visible" '^rules-visible=true$'
+want "rule: the rule section comes before the heat map" '^rules-before-map=true$'
+want "rule: its text and the cells it covers" '^rule\|type=software config=task-clock\|18 cells \(13 judged by the rule, not armed alone; 5 armed alone\)$'
+want "rule: a sample attr with its k/n" '^sample\|sample type=1 size=136 config=0x1 .* exclude_host=1 GUEST_CRASH k/n 2/2$'
+want "rule: the tooltip counts the cells the rule judged" '^rtip\|.*\|[0-9]+ judged by rule type=software config=task-clock \(not armed alone\)\|click for the cells$'
+want "rule: a covered cell's drill-down names the rule" '^rdrill\|rule\|judged by rule type=software config=task-clock \(not armed alone\)$'
+cat "$tmp/seen-base" "$tmp/seen-main" >>"$tmp/seen"
+
 if [ $fails -ne 0 ]; then
 	echo "--- what the probe saw:"; sed 's/^/    /' "$tmp/seen"
 	echo "--- chromium log:"; tail -5 "$tmp/chrome.log" | sed 's/^/    /'

@@ -191,6 +191,86 @@ static void test_rule_covered_harm(void **state)
 	assert_int_equal(diff_verdict_exit_code(diff_result_verdict(res)), 1);
 }
 
+/* NEW's cycles harm judged by a rule BASE never proved: the rule is the
+ * first thing the text says after the two sides, and the cell names it;
+ * JSON carries both; a hostile rule text reaches the terminal escaped. A
+ * rule BASE proved as well is not new. */
+static void rule_new_side(struct result_set *n, const char *text)
+{
+	for (guint i = 0; i < n->cells->len; i++) {
+		struct cell *c = n->cells->pdata[i];
+
+		if (!strcmp(c->spec, "cycles")) {
+			c->k = c->n = 0;
+			if (!c->extra)
+				c->extra = json_object();
+			json_object_set_new(c->extra, "judged", json_string("rule"));
+			json_object_set_new(c->extra, "rule", json_string(text));
+		}
+	}
+	if (!n->extra)
+		n->extra = json_object();
+	json_object_set_new(n->extra, "rules",
+			    json_pack("[{s:s,s:s,s:i,s:[{s:s,s:s,s:i,s:i}],s:i}]", "text", text,
+				      "outcome", "GUEST_HANG", "attrs", 4, "sample", "attr",
+				      "precise_ip=3", "outcome", "GUEST_HANG", "k", 3, "n", 3,
+				      "refuted_before", 2));
+}
+
+static void test_new_rule_first(void **state)
+{
+	g_autofree char *bp = fixture("run-3.8"), *np = fixture("run-3.8-harm");
+	g_autoptr(result_set) b = NULL;
+	g_autoptr(result_set) n = NULL;
+	g_autoptr(diff_result) res = NULL;
+	g_autoptr(diff_result) same = NULL;
+	g_autofree char *text = NULL;
+	const char *rules, *harm;
+	json_t *j, *cell = NULL, *c;
+	size_t i;
+
+	assert_int_equal(results_read_json(bp, &b), 0);
+	assert_int_equal(results_read_json(np, &n), 0);
+	rule_new_side(n, "precise_ip>0 \x1b[2J<b>");
+	assert_int_equal(diff_compare(b, "run-3.8", n, "new", &res), 0);
+	assert_int_equal(diff_result_verdict(res), DIFF_VERDICT_REGRESSION);
+	text = diff_result_to_text(res);
+	rules = strstr(text, "\nnew rules (1): ");
+	harm = strstr(text, "\nharm regressions (2): ");
+	assert_non_null(rules);
+	assert_non_null(harm);
+	assert_true(rules < harm);
+	/* nothing but the two sides before it */
+	assert_ptr_equal(strchr(strstr(text, "\nNEW  new: ") + 1, '\n'), rules - 1);
+	assert_non_null(strstr(text, "\n  precise_ip>0 \\x1b[2J<b>: GUEST_HANG on 4 attrs, 1 cell (1 judged "
+				     "by the rule, not armed alone; 0 armed alone); sample precise_ip=3 "
+				     "k/n=3/3; 2 rules refuted before it\n"));
+	assert_non_null(strstr(text, "\n  perf-3.6     cycles                   OK -> GUEST_HANG judged by "
+				     "rule precise_ip>0 \\x1b[2J<b> (not armed alone)\n"));
+	assert_null(strchr(text, '\x1b'));
+	/* the other harm was armed alone: no rule on its line */
+	assert_non_null(strstr(text, "instructions:ppp         EINVAL -> HOST_WARN (3/3)\n"));
+
+	j = diff_result_to_json(res);
+	assert_int_equal(json_array_size(json_object_get(j, "new_rules")), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "new_rules"), 0),
+							       "text")), "precise_ip>0 \x1b[2J<b>");
+	json_array_foreach(json_object_get(json_object_get(j, "groups"), "harm_regression"), i, c)
+		if (!strcmp(json_string_value(json_object_get(c, "spec")), "cycles"))
+			cell = c;
+	assert_non_null(cell);
+	assert_string_equal(json_string_value(json_object_get(cell, "new_rule")), "precise_ip>0 \x1b[2J<b>");
+	json_decref(j);
+
+	/* BASE proved the same rule: not new, not listed */
+	rule_new_side(b, "precise_ip>0 \x1b[2J<b>");
+	assert_int_equal(diff_compare(b, "run-3.8", n, "new", &same), 0);
+	assert_int_equal(same->new_rule_lines->len, 0);
+	g_free(text);
+	text = diff_result_to_text(same);
+	assert_null(strstr(text, "new rules"));
+}
+
 static void test_still_harmful(void **state)
 {
 	g_autoptr(diff_result) res = compare("run-3.6", "run-3.6");
@@ -418,6 +498,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_2012_new_capability),
 		cmocka_unit_test(test_harm_regression),
 		cmocka_unit_test(test_rule_covered_harm),
+		cmocka_unit_test(test_new_rule_first),
 		cmocka_unit_test(test_still_harmful),
 		cmocka_unit_test(test_infra_cell_cannot_tell),
 		cmocka_unit_test(test_infra_verdict_cannot_tell),

@@ -55,6 +55,10 @@ static void test_html_safe(void **state)
 		    "\"\\u003c/script\\u003e\\u003c!--\\u0026\"");
 	expect_json("a\xe2\x80\xa8" "b\xe2\x80\xa9" "c\xe2\x80\xaa", JSONSTR_HTML_SAFE,
 		    "\"a\\u2028b\\u2029c\xe2\x80\xaa\"");
+	/* The noncharacters U+FFFE and U+FFFF (an HTML parser flags them);
+	 * U+FFFD passes. */
+	expect_json("r\xef\xbf\xbe" "s\xef\xbf\xbf" "t\xef\xbf\xbd", JSONSTR_HTML_SAFE,
+		    "\"r\\ufffes\\uffff" "t\xef\xbf\xbd\"");
 	/* Without the flag they pass as jansson writes them. */
 	expect_json("<&>", 0, "\"<&>\"");
 }

@@ -247,6 +247,112 @@ static void test_rule_covered(void **state)
 	assert_int_equal(count(kcidb, "\"rule\": \"precise_ip>0 exclude_guest=0\""), 1);
 }
 
+/* A run with a proven rule (tests/data/matrix/rule-6.18.json: a runner's
+ * run.json, fake guests crashing on every task-clock attr; its one rule
+ * covers 17 attrs, 18 cells: 5 armed alone, 13 not, a sample of 4 at 2/2,
+ * no rule refuted before it): every writer states the rule before any
+ * cell. */
+static void test_rule_first(void **state)
+{
+	g_autoptr(GPtrArray) sets = load("matrix", "rule-6.18", NULL);
+	g_autofree char *html = render(REPORT_HTML, sets, NULL);
+	g_autofree char *junit = render(REPORT_JUNIT, sets, NULL);
+	g_autofree char *kcidb = render(REPORT_KCIDB, sets, NULL);
+	g_autofree char *text = render(REPORT_TEXT, sets, NULL);
+	const char *rules = strstr(html, "<div id=\"rules\">");
+	json_t *k, *rule;
+
+	assert_non_null(rules);
+	assert_true(rules < strstr(html, "<div id=\"findings\">"));
+	assert_true(rules < strstr(html, "<div id=\"heatmap\">"));
+	assert_non_null(strstr(rules, "<li class=\"rule\" data-cells=\"18\" data-by-rule=\"13\">"
+				      "<code class=\"rule-text\">type=software config=task-clock</code>: "
+				      "GUEST_CRASH on 17 attrs, <span class=\"rule-cells\">18 cells (13 "
+				      "judged by the rule, not armed alone; 5 armed alone)</span>, input "
+				      "<code>"));
+	assert_non_null(strstr(rules, "; <span class=\"refuted\">0 rules refuted before it</span>"));
+	assert_int_equal(count(html, "<li class=\"sample\">sample <code>type=1 "), 4);
+	assert_int_equal(count(html, " GUEST_CRASH k/n 2/2</li>"), 4);
+	/* the 13 cells it judged carry it to the drill-down (one string) */
+	assert_int_equal(count(html, ",\"r\":"), 13);
+
+	xml_check(junit);
+	assert_non_null(strstr(junit, "<property name=\"rule\" value=\"type=software config=task-clock: "
+				      "GUEST_CRASH on 17 attrs, 18 cells (13 judged by the rule, not armed "
+				      "alone; 5 armed alone); sample type=1 "));
+	assert_true(strstr(junit, "<property name=\"rule\"") < strstr(junit, "<testcase"));
+	assert_int_equal(count(junit, "<failure message=\"GUEST_CRASH by rule type=software "
+				      "config=task-clock\""), 13);
+
+	k = json_loads(kcidb, 0, NULL);
+	assert_non_null(k);
+	rule = json_array_get(json_object_get(json_object_get(json_array_get(json_object_get(k, "builds"),
+									      0), "misc"), "rules"), 0);
+	assert_string_equal(json_string_value(json_object_get(rule, "text")),
+			    "type=software config=task-clock");
+	assert_int_equal(json_integer_value(json_object_get(rule, "cells")), 18);
+	assert_int_equal(json_integer_value(json_object_get(rule, "judged_by_rule")), 13);
+	assert_int_equal(json_integer_value(json_object_get(rule, "attrs")), 17);
+	assert_int_equal(json_array_size(json_object_get(rule, "sample")), 4);
+	json_decref(k);
+	assert_true(strstr(kcidb, "\"builds\"") < strstr(kcidb, "\"tests\""));
+
+	assert_true(strstr(text, "harm explained by a rule") < strstr(text, "HARM (no known erratum"));
+	assert_non_null(strstr(text, "\n  [1] type=software config=task-clock: GUEST_CRASH on 17 attrs, "
+				     "18 cells (13 judged by the rule, not armed alone; 5 armed alone); "
+				     "sample type=1 "));
+	assert_non_null(strstr(text, "perf-3.6 task-clock:u: GUEST_CRASH judged by rule "
+				     "type=software config=task-clock (not armed alone) [cpu "));
+}
+
+/* A rule text from a hostile result file: markup, quotes, U+FFFE and an
+ * escape byte come out as text in every writer. */
+static void test_rule_hostile(void **state)
+{
+	static const char evil[] = "<script>alert(9)</script> \"q\" 'a' \xef\xbf\xbe \x1b[2J";
+	g_autoptr(GPtrArray) sets = load("matrix", "rule-6.18", NULL);
+	struct result_set *set = sets->pdata[0];
+	g_autofree char *html = NULL, *junit = NULL, *kcidb = NULL, *text = NULL;
+	json_t *k;
+
+	for (guint i = 0; i < set->cells->len; i++) {
+		struct cell *c = set->cells->pdata[i];
+
+		if (c->extra && json_object_get(c->extra, "rule"))
+			json_object_set_new(c->extra, "rule", json_string(evil));
+	}
+	json_object_set_new(json_array_get(json_object_get(set->extra, "rules"), 0), "text",
+			    json_string(evil));
+	html = render(REPORT_HTML, sets, NULL);
+	assert_int_equal(count(html, "alert(9)"), 2); /* the section, the page's data */
+	assert_non_null(strstr(html, "<code class=\"rule-text\">&lt;script&gt;alert(9)&lt;/script&gt; "
+				     "&quot;q&quot; &#39;a&#39; &#xfffd; &#xfffd;[2J</code>"));
+	assert_non_null(strstr(html, "\"\\u003cscript\\u003ealert(9)\\u003c/script\\u003e \\\"q\\\" 'a' "
+				     "\\ufffe \\u001B[2J\""));
+	assert_null(strstr(html, "<script>alert"));
+	assert_null(strstr(html, "\xef\xbf\xbe"));
+	assert_null(strchr(html, '\x1b'));
+
+	junit = render(REPORT_JUNIT, sets, NULL);
+	xml_check(junit);
+	assert_non_null(strstr(junit, "<property name=\"rule\" value=\"&lt;script&gt;alert(9)&lt;/script&gt; "
+				      "&quot;q&quot; &#39;a&#39; \\u{fffe} \\x1b[2J: GUEST_CRASH"));
+	assert_null(strstr(junit, "<script>"));
+
+	kcidb = render(REPORT_KCIDB, sets, NULL);
+	k = json_loads(kcidb, 0, NULL);
+	assert_non_null(k);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(
+		json_object_get(json_array_get(json_object_get(k, "builds"), 0), "misc"), "rules"), 0),
+		"text")), evil);
+	json_decref(k);
+
+	text = render(REPORT_TEXT, sets, NULL);
+	assert_null(strchr(text, '\x1b'));
+	assert_non_null(strstr(text, "\n  [1] <script>alert(9)</script> \"q\" 'a' \xef\xbf\xbe \\x1b[2J: "
+				     "GUEST_CRASH on 17 attrs"));
+}
+
 /* diff's variant: against a baseline, an ABI regression fails. */
 static void test_junit_baseline(void **state)
 {
@@ -417,6 +523,8 @@ int main(void)
 		cmocka_unit_test(test_junit),
 		cmocka_unit_test(test_junit_baseline),
 		cmocka_unit_test(test_rule_covered),
+		cmocka_unit_test(test_rule_first),
+		cmocka_unit_test(test_rule_hostile),
 		cmocka_unit_test(test_kcidb),
 		cmocka_unit_test(test_write),
 	};
