@@ -28,8 +28,11 @@ static void id_escape(GString *out, const char *s)
 
 char *lava_case_id(const char *profile, const char *spec)
 {
-	GString *id = g_string_new(NULL);
+	GString *id;
 
+	if (!g_utf8_validate(profile, -1, NULL) || !g_utf8_validate(spec, -1, NULL))
+		return NULL;
+	id = g_string_new(NULL);
 	id_escape(id, profile);
 	g_string_append(id, "__");
 	id_escape(id, spec);
@@ -74,6 +77,12 @@ int lava_case_id_parse(const char *id, char **profile, char **spec)
 	}
 	if (which != 1 || !part[0]->len || !part[1]->len)
 		return pc_fail(EINVAL, "case id '%s' is not PROFILE__SPEC", id);
+	/* A cell's profile and spec are UTF-8 (encode refuses others): an id
+	 * escaping other bytes is not one of ours, and its spec could not be
+	 * written back as the same string. */
+	if (!g_utf8_validate(part[0]->str, -1, NULL) || !g_utf8_validate(part[1]->str, -1, NULL))
+		return pc_fail(EINVAL, "case id '%s': its escapes decode to bytes that are not UTF-8",
+			       id);
 	*profile = g_strdup(part[0]->str);
 	*spec = g_strdup(part[1]->str);
 	return 0;

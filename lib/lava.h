@@ -48,7 +48,8 @@
  * a REST export's "{}" counts twice ('{' and ','), 4M of them 0.94 GB. */
 #define LAVA_EXPORT_NODES_MAX 8000000
 
-/* The case id of (profile, spec); NULL when longer than LAVA_CASE_ID_MAX. */
+/* The case id of (profile, spec); NULL when longer than LAVA_CASE_ID_MAX or
+ * when either is not UTF-8 (the parser refuses what such an id decodes to). */
 char *lava_case_id(const char *profile, const char *spec);
 /* The reverse: -EINVAL (message says why) when id is not one of ours. */
 int lava_case_id_parse(const char *id, char **profile, char **spec);

@@ -23,7 +23,7 @@
 
 static const char *const hostile[] = {
 	"cycles:ppH", "msr/tsc/", "cycles[exclude_guest,precise_ip=2]", "a__b", "_41",
-	"x y\t=>\"'`$(reboot)", "\xe2\x80\xae" "evil", "\x01\x7f\xff", "perf-3.6__cycles", "_",
+	"x y\t=>\"'`$(reboot)", "\xe2\x80\xae" "evil", "\x01\x7f\xc3\xbf", "perf-3.6__cycles", "_",
 	"..", "-", "%2F", "cpu/event=0x3c,umask=0x0/u",
 };
 
@@ -69,6 +69,9 @@ static void test_case_id_refuses_foreign_ids(void **state)
 		"perf-3.6__", "__cycles", "cycles", "perf__a_41", /* escape of a kept byte */
 		"perf__a_2f", /* lower-case hex */ "perf__a b", "perf__a_4", "perf__a_00",
 		"perf__x__y", "perf__a=b", "p\xc3\xa9__x", "login-action",
+		/* escapes of bytes that are not UTF-8: a lone continuation
+		 * byte, a sequence cut short, 0xFF; in the spec and the profile */
+		"perf-3.6__x_20y_90", "perf__caf_C3", "perf__a_FF", "p_90__cycles",
 	};
 
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
@@ -79,6 +82,9 @@ static void test_case_id_refuses_foreign_ids(void **state)
 	}
 	g_autofree char *longspec = g_strnfill(300, 'c');
 	assert_null(lava_case_id("raw", longspec));
+	/* no id for a name that is not UTF-8: the parser would refuse it */
+	assert_null(lava_case_id("raw", "x\xff"));
+	assert_null(lava_case_id("p\x90", "cycles"));
 }
 
 static void test_case_results(void **state)
