@@ -57,6 +57,10 @@ expect 1 'HARM \(no known erratum explains it\)' --errata "$errata" "$d/run-3.8-
 expect 1 '^cpu GenuineIntel 6/63/2:$' --errata "$errata" "$m/ivb-3.6.json" "$m/hsw-3.6.json" "$m/amd-3.6.json"
 expect 0 '2 known errata, 1 INFRA' --errata "$errata" "$m/ivb-3.6.json" "$m/hsw-3.6.json"
 expect 0 'limitation: accel is tcg: TCG cannot show' "$m/tcg-6.1.json"
+# A run with nothing but INFRA cells has no kernel verdict: 125, filtered or not.
+jq '.cells |= map(select(.spec != "cycles:S") | .outcome = "INFRA")' "$d/run-3.8.json" >"$tmp/all-infra.json"
+expect 125 'could not test \(INFRA, no kernel verdict\): 6 cells' "$tmp/all-infra.json"
+expect 125 '' --profile 'perf-*' "$tmp/all-infra.json"
 # No colour when stdout is not a terminal; --color=always forces it.
 n=$((n + 1))
 if "$bin" matrix "$m/amd-3.6.json" | grep -q $'\033'; then echo "FAIL: colour on a pipe"; fails=$((fails + 1))
