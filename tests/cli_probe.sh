@@ -120,6 +120,14 @@ if [ -x /usr/bin/perf ] && [ "$(id -u)" -eq 0 ]; then
 			"$tmp/b.json" >/dev/null
 	fi
 	rm -f "$tmp/b.json"
+	# On a terminal (script(1) gives it one) a short sweep says what it is
+	# about to trace too, not only a long one.
+	if command -v script >/dev/null; then
+		out=$(script -qec "$bin probe --event cpu-clock --profile perf-6.1 --perf-binary /usr/bin/perf" \
+			/dev/null </dev/null 2>&1)
+		check "--perf-binary on a terminal: says how many specs it traces" \
+			grep -aq "^probe: bin:perf-[0-9.]* (/usr/bin/perf): [0-9]* specs to trace (the sweep of perf-6.1)" <<<"$out"
+	fi
 elif [ ! -x /usr/bin/perf ]; then
 	skips+=("no /usr/bin/perf (Debian package linux-perf): --perf-binary not checked")
 else
