@@ -82,4 +82,21 @@ if [ -e "$r" ]; then echo "FAIL bad input left run directories: $(ls "$r")"; fai
 else echo "ok   no bad input left a run directory"; fi
 check help 0 "" run --help
 run --help | grep -q "heartbeat_timeout" || { echo "FAIL help lists keys"; fail=1; }
+
+# A run that arms nothing boots no guest: on a host without a hardware PMU
+# (no devices/cpu) `instructions` opens nowhere (ENOENT). Its --junit is
+# written, exit 0. (--uri test:///default: were a guest ever started, it
+# would be libvirt's fake driver's, never a real one.)
+if [ ! -e /sys/bus/event_source/devices/cpu ] && [ ! -e /sys/bus/event_source/devices/cpu_core ]; then
+	printf '[sweep]\nevents = instructions\nmodifiers = -\nprofiles = perf-3.6\nraw_excludes = false\n' \
+		>"$tmp/none-armed.ini"
+	rc=0; "$bin" run --uri test:///default --results "$tmp/na" --junit "$tmp/na.xml" \
+		"$tmp/none-armed.ini" >"$tmp/na.out" 2>&1 || rc=$?
+	if [ "$rc" = 0 ] && grep -q '<testcase classname="[^"]*\.perf-3\.6" name="instructions"' "$tmp/na.xml" &&
+	   grep -q "outcome ENOENT" "$tmp/na.xml"; then
+		echo "ok   a run that arms nothing: exit 0, --junit written"
+	else
+		echo "FAIL a run that arms nothing: exit $rc, junit: $(cat "$tmp/na.xml" 2>&1 | head -c 300) $(cat "$tmp/na.out")"; fail=1
+	fi
+fi
 exit $fail
