@@ -166,6 +166,34 @@ static void test_html_compact(void **state)
 	assert_int_equal(count(out->str, "\"o\":\""), 20);
 }
 
+/* The heatmap's data: a harm cell keeps its one try (the open that worked
+ * before the guest was hurt: its outcome is not the cell's), a plain OK cell
+ * does not repeat it; the attr's fields are named, the leading ones in the
+ * kernel's member order of struct perf_event_attr. */
+static void test_html_tries_fields(void **state)
+{
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_RUN);
+	const struct result_set *sets[] = { set };
+	g_autoptr(GString) out = g_string_new(NULL);
+	struct perf_event_attr a = { .type = 1, .size = 136, .precise_ip = 2 };
+	struct cell *harm = cell_new("6.1", "perf-3.6", "cpu-clock:pp");
+	struct cell *ok = cell_new("6.1", "perf-3.6", "cpu-clock");
+
+	cell_set_attr(harm, &a);
+	cell_add_try(harm, &a, OUTCOME_OK, NULL);
+	harm->outcome = OUTCOME_GUEST_CRASH;
+	results_add_cell(set, harm);
+	a.precise_ip = 0;
+	cell_set_attr(ok, &a);
+	cell_add_try(ok, &a, OUTCOME_OK, NULL);
+	ok->outcome = OUTCOME_OK;
+	results_add_cell(set, ok);
+	assert_int_equal(report_render(REPORT_HTML, sets, 1, NULL, out), 0);
+	assert_int_equal(count(out->str, "\"t\":["), 1);
+	assert_non_null(strstr(out->str, "\"fields\":[\"type\",\"size\",\"config\",\"sample_period\","
+					  "\"sample_freq\",\"sample_type\",\"read_format\","));
+}
+
 /* A well-formedness check with GLib's XML parser. */
 static void xml_check(const char *xml)
 {
@@ -414,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_html_no_injection),
 		cmocka_unit_test(test_html_compact),
+		cmocka_unit_test(test_html_tries_fields),
 		cmocka_unit_test(test_junit),
 		cmocka_unit_test(test_junit_baseline),
 		cmocka_unit_test(test_rule_covered),
