@@ -78,6 +78,13 @@ check host-crash-outside-lab 2 "only inside a lab host" \
 printf '{"limitations": [' >"$tmp/ctx.json"
 check lab-context-garbled 2 "$tmp/ctx.json:1:" \
 	run --lab-context "$tmp/ctx.json" "$top/scenarios/smoke.ini"
+# Without SCENARIO: scenarios/smoke.ini of the working directory when it has
+# one (--help), not the one beside the binary. (--uri test:///default: never
+# a real guest, whichever file were read.)
+mkdir -p "$tmp/cwd/scenarios"
+cp "$d/unknown-key.ini" "$tmp/cwd/scenarios/smoke.ini"
+check default-scenario-cwd 2 "scenarios/smoke.ini:2: [fleet] guest: unknown key" \
+	sh -c 'cd "$1" && shift && exec "$@"' sh "$tmp/cwd" "$bin" run --uri test:///default --results "$r"
 if [ -e "$r" ]; then echo "FAIL bad input left run directories: $(ls "$r")"; fail=1
 else echo "ok   no bad input left a run directory"; fi
 check help 0 "" run --help
