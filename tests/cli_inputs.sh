@@ -294,6 +294,14 @@ for k in panic hang corrupt reboot oops; do
 	done
 done
 
+# With stdin closed (cron, a daemon) the first file opened gets fd 0: it is a
+# file like any other. 3.6 -> 3.7 fences the 2012 crash: exit 0 (design.md).
+rc=0; "$bin" diff "$top/tests/data/diff/run-3.6.json" "$top/tests/data/diff/run-3.7.json" \
+	<&- >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 0 ] && grep -q "GUEST_CRASH (3/3) -> EOPNOTSUPP" "$tmp/out" &&
+	ok "diff with stdin closed reads its files" ||
+	bad "diff with stdin closed: exit $rc: $(head -c 300 "$tmp/err")"
+
 # The nodes are still what they were.
 [ -c "$tmp/zero" ] && [ -p "$tmp/fifo" ] && [ -d "$tmp/adir" ] && ok "the nodes are unchanged" ||
 	bad "the nodes are unchanged"
