@@ -76,6 +76,8 @@ static void test_escape(void **state)
 	g_autofree char *c1 = report_kcidb_component("msr/tsc/");
 	g_autofree char *c2 = report_kcidb_component("perf-3.6");
 	g_autofree char *c3 = report_kcidb_component("::");
+	/* '_' is one of the kept characters (report.h): it stays as written */
+	g_autofree char *c4 = report_kcidb_component("_x__y_.z");
 
 	report_escape_html(h, "<script>\"a\" & 'b'</script>\001\xff");
 	assert_string_equal(h->str, "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;"
@@ -87,12 +89,17 @@ static void test_escape(void **state)
 	g_string_truncate(x, 0);
 	report_escape_xml(x, "\xef\xbf\xbe|\xef\xbf\xbf|\xef\xbf\xbd|\xee\xbe\xbf");
 	assert_string_equal(x->str, "\\u{fffe}|\\u{ffff}|\xef\xbf\xbd|\xee\xbe\xbf");
+	/* but U+FEBF and U+FFBE (EF BA BF, EF BE BE) are characters like any */
+	g_string_truncate(x, 0);
+	report_escape_xml(x, "\xef\xba\xbf|\xef\xbe\xbe");
+	assert_string_equal(x->str, "\xef\xba\xbf|\xef\xbe\xbe");
 	g_string_truncate(h, 0);
 	report_escape_html(h, "\xef\xbf\xbe");
 	assert_string_equal(h->str, "&#xfffd;");
 	assert_string_equal(c1, "msr_tsc_");
 	assert_string_equal(c2, "perf-3_6");
 	assert_string_equal(c3, "_");
+	assert_string_equal(c4, "_x__y__z");
 }
 
 /* Nothing from the inputs may become markup: the only <script> elements are
