@@ -78,6 +78,12 @@ check host-crash-outside-lab 2 "only inside a lab host" \
 printf '{"limitations": [' >"$tmp/ctx.json"
 check lab-context-garbled 2 "$tmp/ctx.json:1:" \
 	run --lab-context "$tmp/ctx.json" "$top/scenarios/smoke.ini"
+# A value found bad only once used (an unknown profile) names its line too,
+# its section on the file's first line.
+printf '[sweep]\nevents = cpu-clock\nprofiles = perf-9.99\n' >"$tmp/bad-profile.ini"
+check unknown-profile-line 2 "$tmp/bad-profile.ini:3: [sweep] profiles: " \
+	run --uri test:///default "$tmp/bad-profile.ini"
+
 # Without SCENARIO: scenarios/smoke.ini of the working directory when it has
 # one (--help), not the one beside the binary. (--uri test:///default: never
 # a real guest, whichever file were read.)

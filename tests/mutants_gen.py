@@ -48,7 +48,7 @@ EXTRA = {
     "lib/infile.c": ["test_infile", "cli_inputs.sh"],
     "lib/isolate.c": ["test_isolate", "test_runner"],
     "lib/rule.c": ["test_rule", "test_isolate"],
-    "lib/runner.c": ["test_runner"],
+    "lib/runner.c": ["test_runner", "cli_run.sh"],
     "lib/jsonstr.c": ["test_jsonstr", "test_results"],
     "lib/perfev.c": ["test_perfev", "test_prober"],
     # the errno outcomes by name reach the user through encode --fail
