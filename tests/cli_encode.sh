@@ -123,6 +123,10 @@ grep -q "^cycles:pp	.*precise_ip=2" <<<"$last_out" && ! grep -q exclude_guest <<
 json_check "json: one object per spec, in order" \
 	'len(a) == 3 and [o["spec"] for o in a] == ["cycles", "cycles:pp", "cycles:pppp"]' \
 	--profile perf-3.7 cycles cycles:pp cycles:pppp
+# an error's position is the 1-based column of the byte at fault: the ':'
+# after a term list is the 17th of cycles/period=1/:u
+json_check "json: a ':' after a term list is named at its column" \
+	'a[0]["error"].endswith("directly, no " + chr(39) + ":" + chr(39) + ", at 17")' --profile perf-6.1 'cycles/period=1/:u'
 json_check "json: error object has only spec and error" \
 	'set(a[0]) == {"spec", "error"} and "at 11" in a[0]["error"]' \
 	--profile perf-3.7 cycles:pppp
