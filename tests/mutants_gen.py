@@ -50,6 +50,8 @@ EXTRA = {
     "lib/rule.c": ["test_rule", "test_isolate"],
     "lib/runner.c": ["test_runner", "cli_run.sh"],
     "lib/jsonstr.c": ["test_jsonstr", "test_results"],
+    # probe --list-all prints its cells' lines (the tries after the first)
+    "lib/results.c": ["test_results", "cli_probe.sh"],
     "lib/perfev.c": ["test_perfev", "test_prober"],
     # the errno outcomes by name reach the user through encode --fail
     "lib/outcome.c": ["test_outcome", "test_attr", "cli_encode.sh"],
