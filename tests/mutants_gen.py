@@ -65,7 +65,7 @@ EXTRA = {
     "harness/cmd-fleet.c": ["cli_inputs.sh"],
     "harness/cmd-image.c": ["cli_inputs.sh", "it_inject.sh"],
     "harness/cmd-lava.c": ["cli_lava.sh", "cli_outputs.sh"],
-    "harness/main.c": ["cli_inputs.sh", "cli_outputs.sh"],
+    "harness/main.c": ["cli_inputs.sh", "cli_outputs.sh", "cli_run.sh"],
     "harness/reports.c": ["cli_outputs.sh", "cli_matrix.sh"],
 }
 
