@@ -107,6 +107,12 @@ expect_rc 2 "--fail past int" -- --profile perf-6.1 --fail 4294967318 cycles:ppp
 grep -q "not an errno list: '4294967318'" <<<"$last_out" && ok "--fail names the bad list" ||
 	fail "--fail message" "$last_out"
 expect_rc 0 "--fail 22" -- --profile perf-6.1 --fail 22 cycles:ppp
+# the smallest errno is 1 (EPERM, asm-generic/errno-base.h), a number like any
+# other; 0 is no errno at all.
+expect_rc 0 "--fail 1" -- --profile perf-6.1 --fail 1 cycles:ppp
+grep -q $'^cycles:ppp\tgives up after EPERM' <<<"$last_out" && ok "--fail 1 is EPERM" ||
+	fail "--fail 1" "$last_out"
+expect_rc 2 "--fail 0" -- --profile perf-6.1 --fail 0 cycles:ppp
 expect_rc 0 "rejected spec in --json" -- --profile perf-6.1 --json cycles:pppp
 expect_rc 0 "--release picks a profile" -- --release "perf version 6.1.187" cycles
 expect_rc 2 "--release nonsense" -- --release banana cycles
@@ -117,6 +123,10 @@ grep -q "^cycles:pp	.*precise_ip=2" <<<"$last_out" && ! grep -q exclude_guest <<
 json_check "json: one object per spec, in order" \
 	'len(a) == 3 and [o["spec"] for o in a] == ["cycles", "cycles:pp", "cycles:pppp"]' \
 	--profile perf-3.7 cycles cycles:pp cycles:pppp
+# an error's position is the 1-based column of the byte at fault: the ':'
+# after a term list is the 17th of cycles/period=1/:u
+json_check "json: a ':' after a term list is named at its column" \
+	'a[0]["error"].endswith("directly, no " + chr(39) + ":" + chr(39) + ", at 17")' --profile perf-6.1 'cycles/period=1/:u'
 json_check "json: error object has only spec and error" \
 	'set(a[0]) == {"spec", "error"} and "at 11" in a[0]["error"]' \
 	--profile perf-3.7 cycles:pppp

@@ -213,6 +213,9 @@ printf 'HdrS\x05\x02' | dd of="$tmp/oldbz" bs=1 seek=514 conv=notrunc 2>/dev/nul
 for k in afile elf-dyn oldbz; do
 	p=$tmp/$k
 	refused "image --kernel $k: not a kernel" "$p: not a" image --kernel "$p" -o "$tmp/runs"
+	# a --modules that is a directory is taken: the kernel is what is refused
+	refused "image --modules DIR --kernel $k" "$p: not a" image --modules "$tmp/adir" \
+		--kernel "$p" -o "$tmp/runs"
 	refused "fleet --kernel $k: not a kernel" "$p: not a" fleet --kernel "$p" --initrd "$tmp/afile" \
 		--run-dir "$tmp/runs"
 	refused "lab --kernel $k: not a kernel" "$p: not a" lab --results "$tmp/runs" --kernel "$p" "$tmp/ok.ini"
@@ -228,6 +231,8 @@ for o in "probe --jobs=0" "probe --jobs=-1" "probe --jobs=100000" "probe --jobs=
 	"probe --jobs=+4" "probe --jobs=99999999999999999999" \
 	"fleet --guests=0" "fleet --guests=65" "fleet --duration=-1" "fleet --vcpus=0" \
 	"fleet --memory=1" "fleet --interval=1" "fleet --timeout=0" "fleet --parallel=0" \
+	"fleet --duration=604801" "fleet --vcpus=65" "fleet --memory=63" "fleet --memory=1048577" \
+	"fleet --interval=10001" "fleet --timeout=3600001" "fleet --parallel=65" \
 	"fleet --boot-timeout=999" "fleet --boot-timeout=3600001" "fleet --run-id=a/b" \
 	"fleet --run-id=" "fleet --run-id=../x" \
 	"fleet --selftest-at=-1" "fleet --selftest-at=nan" "fleet --selftest-at=0x10" \
@@ -241,6 +246,14 @@ for o in "probe --jobs=0" "probe --jobs=-1" "probe --jobs=100000" "probe --jobs=
 	trace) argv+=(-- /bin/true) ;;
 	esac
 	refused "$o" "option $opt: " "${argv[@]}"
+done
+
+# The ends of the ranges --help gives are in range: the next check (a bad
+# --run-id, before any guest boots) is the one refused.
+for o in "--guests=64" "--duration=604800" "--vcpus=64" "--memory=64" "--memory=1048576" \
+	"--interval=10" "--interval=10000" "--timeout=100" "--timeout=3600000" \
+	"--boot-timeout=1000" "--boot-timeout=3600000" "--parallel=64" "--selftest-at=3600"; do
+	refused "fleet $o is in range" "option --run-id" fleet "$o" --run-id=a/b --run-dir "$tmp/runs"
 done
 
 # Digits beyond 64 bits are a number out of range, not "not a number".
@@ -272,6 +285,22 @@ fi
 refused "fleet --selftest 2=panic with 2 guests" "--selftest 2=panic" \
 	fleet --selftest 2=panic --run-dir "$tmp/runs"
 refused "fleet --selftest 0=melt" "--selftest 0=melt" fleet --selftest 0=melt --run-dir "$tmp/runs"
+# ... and every harm of its --help, on guest 0 and the last, gets past it: the
+# next check (a bad --run-id, still before any guest boots) is the one refused
+for k in panic hang corrupt reboot oops; do
+	for g in 0 1; do
+		refused "fleet --selftest $g=$k is a selftest" "--run-id" \
+			fleet --guests 2 --selftest "$g=$k" --run-id 'a/b' --run-dir "$tmp/runs"
+	done
+done
+
+# With stdin closed (cron, a daemon) the first file opened gets fd 0: it is a
+# file like any other. 3.6 -> 3.7 fences the 2012 crash: exit 0 (design.md).
+rc=0; "$bin" diff "$top/tests/data/diff/run-3.6.json" "$top/tests/data/diff/run-3.7.json" \
+	<&- >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 0 ] && grep -q "GUEST_CRASH (3/3) -> EOPNOTSUPP" "$tmp/out" &&
+	ok "diff with stdin closed reads its files" ||
+	bad "diff with stdin closed: exit $rc: $(head -c 300 "$tmp/err")"
 
 # The nodes are still what they were.
 [ -c "$tmp/zero" ] && [ -p "$tmp/fifo" ] && [ -d "$tmp/adir" ] && ok "the nodes are unchanged" ||

@@ -106,6 +106,10 @@ fi
 # Names and the base.
 check same-name 2 "both named '$release'" lab --kernel "$vmlinuz" --kernel "$release"
 check bad-base 2 "--base nosuch: no --kernel is named so" lab --kernel "$vmlinuz" --base nosuch
+# a kernel without :NAME is named by its release (--help), the first one too:
+# that --base is taken, and the next error is the scenario's
+check base-first 2 "$tmp/nope.ini" "$bin" lab --results "$results" --kernel "$vmlinuz" \
+	--base "$release" "$tmp/nope.ini"
 check bad-name 2 "" lab --kernel "$vmlinuz:bad/name"
 check modules-first 2 "--modules /x: give it after the --kernel it belongs to" \
 	"$bin" lab --results "$results" --modules /x --kernel "$vmlinuz"
@@ -135,6 +139,9 @@ listed=$("$bin" lab --list-replays | grep -E '^[a-z0-9-]+$' | tr '\n' ' ')
 "$bin" lab --list-replays | grep -A3 '^pebs-2012-harm$' | grep -q "rule: *cpu-clock with precise_ip > 0 and exclude_guest = 0" &&
 	echo "ok   --list-replays says pebs-2012-harm's rule" || { echo "FAIL --list-replays without pebs-2012-harm's rule"; fail=1; }
 "$bin" lab --help | grep -q -- "--kernel=KERNEL\[:NAME\]" || { echo "FAIL help lists --kernel"; fail=1; }
+for o in "--modules=DIR" "--config=FILE" "--base"; do
+	"$bin" lab --help | grep -q -- "$o" || { echo "FAIL help lists $o"; fail=1; }
+done
 
 # Nothing booted, nothing created.
 booted=$(own_domains)

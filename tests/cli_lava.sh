@@ -36,6 +36,15 @@ rc=0; "$bin" "${job[@]}" --pmucanary-url http://lab.example/p --pmucanary-path /
 [ "$rc" = 2 ] && grep -q "not both" "$tmp/err" && ok "job --pmucanary-url with --pmucanary-path: exit 2" ||
 	bad "job with both: exit $rc: $(cat "$tmp/err")"
 
+# A job that cannot be written (a full disk: /dev/full) is "could not test",
+# 125 (README: a failed write is never exit 0, and is 125), to a file or stdout.
+rc=0; "$bin" "${job[@]}" --pmucanary-url http://lab.example/p -o /dev/full >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 125 ] && grep -q "/dev/full" "$tmp/err" && ok "job -o /dev/full: exit 125 naming it" ||
+	bad "job -o /dev/full: exit $rc: $(cat "$tmp/err")"
+rc=0; "$bin" "${job[@]}" --pmucanary-url http://lab.example/p >/dev/full 2>"$tmp/err" || rc=$?
+[ "$rc" = 125 ] && grep -q "cannot write stdout" "$tmp/err" && ok "job >/dev/full: exit 125" ||
+	bad "job >/dev/full: exit $rc: $(cat "$tmp/err")"
+
 # ---- collect: a missing log is bad input
 rc=0; "$bin" lava collect "$tmp/nope.log" >/dev/null 2>"$tmp/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "$tmp/nope.log" "$tmp/err" && ok "collect of a missing log: exit 2 naming it" ||

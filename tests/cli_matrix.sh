@@ -57,6 +57,18 @@ expect 1 'HARM \(no known erratum explains it\)' --errata "$errata" "$d/run-3.8-
 expect 1 '^cpu GenuineIntel 6/63/2:$' --errata "$errata" "$m/ivb-3.6.json" "$m/hsw-3.6.json" "$m/amd-3.6.json"
 expect 0 '2 known errata, 1 INFRA' --errata "$errata" "$m/ivb-3.6.json" "$m/hsw-3.6.json"
 expect 0 'limitation: accel is tcg: TCG cannot show' "$m/tcg-6.1.json"
+# The header counts every cell of the input, OK ones too: run-3.8.json holds 7.
+expect 0 '^pmucanary matrix: 1 input, 1 CPU signature, 1 kernel, 3 profiles, 6 specs, 7 cells$' \
+	"$d/run-3.8.json"
+# Every column group that differs is shown: no "... 0 more" line.
+n=$((n + 1))
+if "$bin" matrix "$d/run-3.8.json" "$d/run-3.6.json" "$d/run-3.7.json" | grep -q 'more column groups differ'; then
+	echo "FAIL: '... more column groups differ' when all are shown"; fails=$((fails + 1))
+else echo "ok: all differing column groups shown, none 'more'"; fi
+# A run with nothing but INFRA cells has no kernel verdict: 125, filtered or not.
+jq '.cells |= map(select(.spec != "cycles:S") | .outcome = "INFRA")' "$d/run-3.8.json" >"$tmp/all-infra.json"
+expect 125 'could not test \(INFRA, no kernel verdict\): 6 cells' "$tmp/all-infra.json"
+expect 125 '' --profile 'perf-*' "$tmp/all-infra.json"
 # No colour when stdout is not a terminal; --color=always forces it.
 n=$((n + 1))
 if "$bin" matrix "$m/amd-3.6.json" | grep -q $'\033'; then echo "FAIL: colour on a pipe"; fails=$((fails + 1))

@@ -278,5 +278,12 @@ check "probe-json over an existing file: exit 0 (got $rc)" [ "$rc" -eq 0 ]
 check "probe-json, umask 002: an existing 640 file stays 640" \
 	[ "$(stat -c %a "$tmp/umask/out")" = 640 ]
 
+# With stdin closed the temporary file of an output may get fd 0: written
+# and renamed like any other.
+rc=0; "$bin" matrix --junit "$tmp/closed-stdin.xml" "$d/run-3.7.json" <&- >/dev/null 2>"$tmp/err" || rc=$?
+check "matrix --junit with stdin closed: exit 0 (got $rc: $(head -c 200 "$tmp/err"))" [ "$rc" -eq 0 ]
+check "matrix --junit with stdin closed: the report is there" \
+	grep -q '<testcase classname="3.7.0.perf-3.6" name="cycles:pp"' "$tmp/closed-stdin.xml"
+
 echo "$((n - fails)) of $n passed"
 [ "$fails" -eq 0 ]

@@ -104,6 +104,16 @@ all=$("$bin" probe --pmu software --profile perf-3.1 --profile perf-6.1 --list-a
 check "--list-all: every non-OK cell" grep -q "^  perf-3.1     cpu-clock:G .*rejected: " <<<"$all"
 check "default: no flat list" [ "$(grep -c '^  perf-3.1     cpu-clock:' <<<"$out")" -eq 0 ]
 
+# --list-all: a cell's fallbacks after its first try, one "why -> outcome"
+# each, "; " between them. Without a hardware PMU instructions:P fails at
+# precise_ip 3, 2, 1 and 0 (perf's :P walk down): 4 tries, 3 fallbacks.
+if [ ! -e /sys/bus/event_source/devices/cpu ] && [ ! -e /sys/bus/event_source/devices/cpu_core ]; then
+	w="P: decrease precise_ip by one -> ENOENT"
+	out=$("$bin" probe --list-all --event instructions --profile perf-4.8 2>/dev/null)
+	check "--list-all: the tries of instructions:P, '; ' between them" \
+		grep -qF "ENOENT  after 4 tries: $w; $w; $w" <<<"$out"
+fi
+
 # A real perf binary as a column (Debian's perf; skipped without it).
 if [ -x /usr/bin/perf ] && [ "$(id -u)" -eq 0 ]; then
 	out=$("$bin" probe --event cpu-clock --profile perf-6.1 --perf-binary /usr/bin/perf \
@@ -120,6 +130,14 @@ if [ -x /usr/bin/perf ] && [ "$(id -u)" -eq 0 ]; then
 			"$tmp/b.json" >/dev/null
 	fi
 	rm -f "$tmp/b.json"
+	# On a terminal (script(1) gives it one) a short sweep says what it is
+	# about to trace too, not only a long one.
+	if command -v script >/dev/null; then
+		out=$(script -qec "$bin probe --event cpu-clock --profile perf-6.1 --perf-binary /usr/bin/perf" \
+			/dev/null </dev/null 2>&1)
+		check "--perf-binary on a terminal: says how many specs it traces" \
+			grep -aq "^probe: bin:perf-[0-9.]* (/usr/bin/perf): [0-9]* specs to trace (the sweep of perf-6.1)" <<<"$out"
+	fi
 elif [ ! -x /usr/bin/perf ]; then
 	skips+=("no /usr/bin/perf (Debian package linux-perf): --perf-binary not checked")
 else

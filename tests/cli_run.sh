@@ -78,8 +78,38 @@ check host-crash-outside-lab 2 "only inside a lab host" \
 printf '{"limitations": [' >"$tmp/ctx.json"
 check lab-context-garbled 2 "$tmp/ctx.json:1:" \
 	run --lab-context "$tmp/ctx.json" "$top/scenarios/smoke.ini"
+# A value found bad only once used (an unknown profile) names its line too,
+# its section on the file's first line.
+printf '[sweep]\nevents = cpu-clock\nprofiles = perf-9.99\n' >"$tmp/bad-profile.ini"
+check unknown-profile-line 2 "$tmp/bad-profile.ini:3: [sweep] profiles: " \
+	run --uri test:///default "$tmp/bad-profile.ini"
+
+# Without SCENARIO: scenarios/smoke.ini of the working directory when it has
+# one (--help), not the one beside the binary. (--uri test:///default: never
+# a real guest, whichever file were read.)
+mkdir -p "$tmp/cwd/scenarios"
+cp "$d/unknown-key.ini" "$tmp/cwd/scenarios/smoke.ini"
+check default-scenario-cwd 2 "scenarios/smoke.ini:2: [fleet] guest: unknown key" \
+	sh -c 'cd "$1" && shift && exec "$@"' sh "$tmp/cwd" "$bin" run --uri test:///default --results "$r"
 if [ -e "$r" ]; then echo "FAIL bad input left run directories: $(ls "$r")"; fail=1
 else echo "ok   no bad input left a run directory"; fi
 check help 0 "" run --help
 run --help | grep -q "heartbeat_timeout" || { echo "FAIL help lists keys"; fail=1; }
+
+# A run that arms nothing boots no guest: on a host without a hardware PMU
+# (no devices/cpu) `instructions` opens nowhere (ENOENT). Its --junit is
+# written, exit 0. (--uri test:///default: were a guest ever started, it
+# would be libvirt's fake driver's, never a real one.)
+if [ ! -e /sys/bus/event_source/devices/cpu ] && [ ! -e /sys/bus/event_source/devices/cpu_core ]; then
+	printf '[sweep]\nevents = instructions\nmodifiers = -\nprofiles = perf-3.6\nraw_excludes = false\n' \
+		>"$tmp/none-armed.ini"
+	rc=0; "$bin" run --uri test:///default --results "$tmp/na" --junit "$tmp/na.xml" \
+		"$tmp/none-armed.ini" >"$tmp/na.out" 2>&1 || rc=$?
+	if [ "$rc" = 0 ] && grep -q '<testcase classname="[^"]*\.perf-3\.6" name="instructions"' "$tmp/na.xml" &&
+	   grep -q "outcome ENOENT" "$tmp/na.xml"; then
+		echo "ok   a run that arms nothing: exit 0, --junit written"
+	else
+		echo "FAIL a run that arms nothing: exit $rc, junit: $(cat "$tmp/na.xml" 2>&1 | head -c 300) $(cat "$tmp/na.out")"; fail=1
+	fi
+fi
 exit $fail

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <glib.h>
+#include <libvirt/libvirt.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -25,6 +26,9 @@ static void test_host(void **state)
 	g_autofree char *paranoid = NULL;
 	int fd;
 	const char *accel;
+	g_autofree char *expect_libvirt =
+		g_strdup_printf("%d.%d.%d", LIBVIR_VERSION_NUMBER / 1000000,
+				LIBVIR_VERSION_NUMBER / 1000 % 1000, LIBVIR_VERSION_NUMBER % 1000);
 
 	assert_int_equal(fingerprint_collect(NULL, &fp), 0);
 	assert_int_equal(uname(&u), 0);
@@ -75,6 +79,10 @@ static void test_host(void **state)
 		assert_true(json_is_string(lv));
 		assert_true(g_regex_match_simple("^[0-9]+\\.[0-9]+\\.[0-9]+$",
 						 json_string_value(lv), 0, 0));
+		/* the library linked is the one the header names (one Debian
+		 * package); libvirt numbers it major * 1000000 + minor * 1000 +
+		 * micro (libvirt-common.h) */
+		assert_string_equal(json_string_value(lv), expect_libvirt);
 	}
 	if (g_file_test("/proc/cpuinfo", G_FILE_TEST_EXISTS) &&
 	    strstr(u.machine, "86"))

@@ -112,6 +112,18 @@ static void test_parse_nul(void **state)
 	assert_int_equal(hb_parse_line("\0", 1, &m, &why), -EINVAL);
 }
 
+/* What follows len is not the line: a LAB step cut inside a known word is
+ * truncated, even when the buffer goes on with letters. */
+static void test_parse_by_length(void **state)
+{
+	static const char buf[] = "LAB v=1 seq=3 step=readyx code=0";
+	struct hb_msg m;
+	enum hb_reject why = HB_REJECT_COUNT;
+
+	assert_int_equal(hb_parse_line(buf, strlen("LAB v=1 seq=3 step=rea"), &m, &why), -EINVAL);
+	assert_int_equal(why, HB_REJECT_TRUNCATED);
+}
+
 /* The bound is the whole line: HB_MAX_LINE - 1 bytes of KMSG parse (the
  * reader adds the '\n'), HB_MAX_LINE bytes are too long for the text buffer. */
 static void test_parse_length_bound(void **state)
@@ -484,6 +496,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_table),
 		cmocka_unit_test(test_parse_nul),
+		cmocka_unit_test(test_parse_by_length),
 		cmocka_unit_test(test_parse_length_bound),
 		cmocka_unit_test(test_parse_fields),
 		cmocka_unit_test(test_guest_lab_line),

@@ -467,6 +467,30 @@ static void test_build_cache_hit(void **state)
 	assert_string_not_equal(other->dir, first->dir);
 }
 
+/* An image directory left incomplete (a build killed before its manifest
+ * was written) is no cache hit: it is removed and built again in place. */
+static void test_build_incomplete_rebuilt(void **state)
+{
+	struct scratch *s = *state;
+	g_autofree char *mods = fixture_dir();
+	struct image_options o = scratch_options(s, mods);
+	g_autoptr(image_info) first = NULL, second = NULL;
+	g_autofree char *manifest = NULL, *stray = NULL;
+
+	alarm(20); /* removing the old tree must end: SIGALRM fails the suite */
+	assert_int_equal(image_build(&o, &first), 0);
+	manifest = g_build_filename(first->dir, IMAGE_MANIFEST_NAME, NULL);
+	stray = g_build_filename(first->dir, "stray", NULL);
+	assert_int_equal(unlink(manifest), 0);
+	write_file(stray, "left by the killed build\n");
+	assert_int_equal(image_build(&o, &second), 0);
+	assert_false(second->cached);
+	assert_string_equal(first->dir, second->dir);
+	assert_true(g_file_test(manifest, G_FILE_TEST_IS_REGULAR));
+	assert_false(g_file_test(stray, G_FILE_TEST_EXISTS));
+	alarm(0);
+}
+
 static void test_build_compressed(void **state)
 {
 	struct scratch *s = *state;
@@ -571,6 +595,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_build_cpio_contents, scratch_setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_build_cache_hit, scratch_setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_build_compressed, scratch_setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_build_incomplete_rebuilt, scratch_setup,
+						scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_build_without_modules, scratch_setup,
 						scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_build_bad_input, scratch_setup, scratch_teardown),

@@ -279,6 +279,37 @@ static void test_failed_write_leaves_whole_lines(void **state)
 	assert_string_equal(journal_replay_batch(r, 1)->outcome, "INFRA");
 }
 
+/* The same at the journal's first line: nothing of it stays, and the start
+ * written again is the journal's whole first line. */
+static void test_failed_first_line(void **state)
+{
+	struct fixture *f = *state;
+	g_autoptr(journal) j = NULL;
+	g_autoptr(journal_replay) r = NULL;
+	g_autofree char *path = g_build_filename(f->dir, JOURNAL_FILE, NULL);
+	json_t *sc = json_pack("{s:s}", "name", "smoke");
+	struct rlimit old, lim;
+	struct stat st;
+	int rc;
+
+	assert_int_equal(journal_create(f->dir, &j), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 10;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	rc = journal_start(j, sc, "abc123");
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_int_equal(rc, -EFBIG);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(journal_start(j, sc, "abc123"), 0);
+	json_decref(sc);
+	assert_int_equal(journal_read(f->dir, &r), 0);
+	assert_false(r->truncated);
+	assert_int_equal(r->lines, 1);
+}
+
 /* One process per run directory: while a journal is open (the run that
  * owns it lives), a second open for resume is refused without touching
  * it, and the journal is whole; closed, it opens again. Locks are per open
@@ -337,6 +368,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_semantic_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_write_leaves_whole_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_first_line, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

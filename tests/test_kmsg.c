@@ -50,6 +50,10 @@ static const struct {
 	{ "systemd[1]: foo.service: said BUG: soft lockup in its log", KMSG_CLASS_NONE },
 	{ "systemd[1]: printed INFO: task list refreshed", KMSG_CLASS_NONE },
 	{ "ext4: quoting Kernel panic - not syncing in a file name", KMSG_CLASS_NONE },
+	/* a tag is one word of a module's name (pr_fmt's KBUILD_MODNAME: letters,
+	 * digits, _ and -); what user space writes to /dev/kmsg is no tag */
+	{ "systemd[1]: BUG: soft lockup in a unit's name", KMSG_CLASS_NONE },
+	{ "backup job: WARNING: disk almost full", KMSG_CLASS_NONE },
 	/* ordinary traffic: not harm */
 	{ "perf: interrupt took too long (2502 > 2500), lowering kernel.perf_event_max_sample_rate to 79750", KMSG_CLASS_NONE },
 	{ "kvm: vcpu 0: requested 191999 ns lapic timer period limited to 200000 ns", KMSG_CLASS_NONE },

@@ -321,8 +321,9 @@ static char *make_log_rejected(const struct result_set *set, const char *job_res
 	size_t skipped;
 
 	log_line(log, "info", "\"start: 0 validate\"");
-	/* console bytes as LAVA's YAML dumper escapes them */
-	log_line(log, "target", "\"\\e[0mcaf\\xE9 \\U0001F600 \\N\\L \\\" \\\\ \\x00\\0 \\/\"");
+	/* console bytes as LAVA's YAML dumper escapes them (an escape right
+	 * after an escape too: "\t\"") */
+	log_line(log, "target", "\"\\e[0mcaf\\xE9 \\U0001F600 \\N\\L \\\" \\\\ \\x00\\0 \\/ \\t\\\"q\"");
 	log_line(log, "results", "{\"case\": \"validate\", \"definition\": \"lava\", \"result\": \"pass\"}");
 	if (with_cases) {
 		assert_int_equal(lava_cases_format(set, NULL, NULL, lines, &skipped), 0);

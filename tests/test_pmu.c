@@ -46,6 +46,9 @@ static void test_fixture_loads(void **state)
 	msr = pmu_set_find_type(set, 9);
 	assert_ptr_equal(msr, pmu_set_find(set, "msr"));
 	assert_null(pmu_set_find(set, "nope"));
+	/* a spec with no PMU named (cycles, not cpu/cycles/) finds none */
+	assert_null(pmu_set_find(set, NULL));
+	assert_null(pmu_set_find(NULL, "cpu"));
 }
 
 static void test_missing_root(void **state)

@@ -76,6 +76,8 @@ static void test_escape(void **state)
 	g_autofree char *c1 = report_kcidb_component("msr/tsc/");
 	g_autofree char *c2 = report_kcidb_component("perf-3.6");
 	g_autofree char *c3 = report_kcidb_component("::");
+	/* '_' is one of the kept characters (report.h): it stays as written */
+	g_autofree char *c4 = report_kcidb_component("_x__y_.z");
 
 	report_escape_html(h, "<script>\"a\" & 'b'</script>\001\xff");
 	assert_string_equal(h->str, "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;"
@@ -87,12 +89,17 @@ static void test_escape(void **state)
 	g_string_truncate(x, 0);
 	report_escape_xml(x, "\xef\xbf\xbe|\xef\xbf\xbf|\xef\xbf\xbd|\xee\xbe\xbf");
 	assert_string_equal(x->str, "\\u{fffe}|\\u{ffff}|\xef\xbf\xbd|\xee\xbe\xbf");
+	/* but U+FEBF and U+FFBE (EF BA BF, EF BE BE) are characters like any */
+	g_string_truncate(x, 0);
+	report_escape_xml(x, "\xef\xba\xbf|\xef\xbe\xbe");
+	assert_string_equal(x->str, "\xef\xba\xbf|\xef\xbe\xbe");
 	g_string_truncate(h, 0);
 	report_escape_html(h, "\xef\xbf\xbe");
 	assert_string_equal(h->str, "&#xfffd;");
 	assert_string_equal(c1, "msr_tsc_");
 	assert_string_equal(c2, "perf-3_6");
 	assert_string_equal(c3, "_");
+	assert_string_equal(c4, "_x__y__z");
 }
 
 /* Nothing from the inputs may become markup: the only <script> elements are
@@ -164,6 +171,34 @@ static void test_html_compact(void **state)
 	assert_non_null(codes);
 	assert_int_equal(strspn(codes + 5, "A"), 100);
 	assert_int_equal(count(out->str, "\"o\":\""), 20);
+}
+
+/* The heatmap's data: a harm cell keeps its one try (the open that worked
+ * before the guest was hurt: its outcome is not the cell's), a plain OK cell
+ * does not repeat it; the attr's fields are named, the leading ones in the
+ * kernel's member order of struct perf_event_attr. */
+static void test_html_tries_fields(void **state)
+{
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_RUN);
+	const struct result_set *sets[] = { set };
+	g_autoptr(GString) out = g_string_new(NULL);
+	struct perf_event_attr a = { .type = 1, .size = 136, .precise_ip = 2 };
+	struct cell *harm = cell_new("6.1", "perf-3.6", "cpu-clock:pp");
+	struct cell *ok = cell_new("6.1", "perf-3.6", "cpu-clock");
+
+	cell_set_attr(harm, &a);
+	cell_add_try(harm, &a, OUTCOME_OK, NULL);
+	harm->outcome = OUTCOME_GUEST_CRASH;
+	results_add_cell(set, harm);
+	a.precise_ip = 0;
+	cell_set_attr(ok, &a);
+	cell_add_try(ok, &a, OUTCOME_OK, NULL);
+	ok->outcome = OUTCOME_OK;
+	results_add_cell(set, ok);
+	assert_int_equal(report_render(REPORT_HTML, sets, 1, NULL, out), 0);
+	assert_int_equal(count(out->str, "\"t\":["), 1);
+	assert_non_null(strstr(out->str, "\"fields\":[\"type\",\"size\",\"config\",\"sample_period\","
+					  "\"sample_freq\",\"sample_type\",\"read_format\","));
 }
 
 /* A well-formedness check with GLib's XML parser. */
@@ -520,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_html_no_injection),
 		cmocka_unit_test(test_html_compact),
+		cmocka_unit_test(test_html_tries_fields),
 		cmocka_unit_test(test_junit),
 		cmocka_unit_test(test_junit_baseline),
 		cmocka_unit_test(test_rule_covered),

@@ -237,6 +237,15 @@ static void test_text_forms(void **state)
 	g_autofree char *s = rule_to_string(&r);
 
 	assert_string_equal(s, "not(type=hardware config=cpu-cycles) sample_type&CALLCHAIN");
+
+	/* bit 0 of sample_type is PERF_SAMPLE_IP (uapi perf_event.h) */
+	{
+		struct rule ip = { 1, { { RULE_SUBJECT_FIELD, ATTR_F_sample_type, RULE_OP_SET,
+					  PERF_SAMPLE_IP, 0 } } };
+		g_autofree char *t = rule_to_string(&ip);
+
+		assert_string_equal(t, "sample_type&IP");
+	}
 }
 
 int main(void)
