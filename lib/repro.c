@@ -531,7 +531,9 @@ GString *repro_c_source(const struct result_set *set, const struct cell *cell,
 {
 	GString *out = g_string_new(NULL);
 	g_autofree char *title = cell_title(set, cell);
-	g_autofree char *name = g_strdup_printf("%s:%s", cell->profile, cell->spec);
+	g_autofree char *raw_name = g_strdup_printf("%s:%s", cell->profile, cell->spec);
+	/* Only ever printed: escaped for the terminal it is printed on. */
+	g_autofree char *name = text_escape(raw_name);
 	enum outcome_class cls = outcome_class(cell->outcome);
 	bool errno_cell = cls == OUTCOME_CLASS_ERRNO;
 	unsigned int dwell = repro_dwell_ms(set, opts, NULL);
