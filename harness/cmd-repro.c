@@ -76,6 +76,13 @@ int cmd_repro(int argc, char **argv)
 
 		out = g_build_filename(dir, "repro", NULL);
 	}
+	/* A path that cannot be used as given is bad input (README "Commands"). */
+	if (g_file_test(out, G_FILE_TEST_EXISTS) && !g_file_test(out, G_FILE_TEST_IS_DIR)) {
+		g_autofree char *shown = text_escape(out);
+
+		fprintf(stderr, "pmucanary repro: --out %s: not a directory\n", shown);
+		return EXIT_USAGE;
+	}
 	if (!picked->len) {
 		printf("no harm or errno cell in %s: nothing to write (--cell picks others)\n",
 		       argv[1]);

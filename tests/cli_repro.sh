@@ -62,6 +62,9 @@ expect_usage "a --cell without profile" "no cell cycles:pp" "$data" --cell cycle
 expect_usage "a cell without an attr" "has no attr" "$data" --cell perf-3.1:cycles:H
 expect_usage "an INFRA cell" "INFRA" "$data" --cell perf-modern:task-clock
 expect_usage "a bad --dwell" "option --dwell" "$data" --dwell 1e3
+touch "$tmp/afile"
+expect_usage "--out naming a file" "not a directory" "$data" --out "$tmp/afile"
+rm "$tmp/afile"
 [ -z "$(ls -A "$tmp")" ] || fail "bad input left files: $(ls -A "$tmp")"
 
 # --- a hand-written run with a hostile spec: every default cell (harm and
