@@ -727,6 +727,18 @@ static void host_append(GString *out, json_t *host)
 	}
 }
 
+/* Isolation said the cell's attr harmed only beside others. */
+static bool harmed_only_together(const struct cell *cell)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(cell->evidence, i, e)
+		if (json_array_size(json_object_get(e, "only_together_with")))
+			return true;
+	return false;
+}
+
 GString *repro_readme(const struct result_set *set, const char *result_name,
 		      const struct cell *cell, const struct repro_opts *opts)
 {
@@ -855,6 +867,10 @@ GString *repro_readme(const struct result_set *set, const char *result_name,
 			"does), then disables, drains and closes, as pmucanary's load phase did.\n"
 			"Exit 0: it opened and armed everywhere, as recorded; 1: it did not.\n",
 			dwell, dwell_from, ring_pages_of(set));
+		if (cls == OUTCOME_CLASS_HARM && harmed_only_together(cell))
+			g_string_append(out, "\nNote: isolation found this attr harmful only together with "
+				"other attrs\n(the evidence's only_together_with); repro.c arms this one "
+				"alone, so\nit may not harm by itself.\n");
 		if (cls == OUTCOME_CLASS_HARM)
 			g_string_append(out, "\nThe harm is not in the exit code: start KVM guests on the "
 				"host first\n(any kernel; keep their vCPUs busy so that PMU interrupts land "

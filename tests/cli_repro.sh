@@ -73,8 +73,8 @@ n=$((n + 1))
 mkdir -p "$tmp/h" && cp "$data" "$tmp/h/run.json"
 if out=$("$bin" repro "$tmp/h/run.json"); then
 	got=$(ls "$tmp/h/repro" | wc -l)
-	[ "$got" = 3 ] && ok "default cells of run.json: 3 directories under repro/ next to it" ||
-		fail "default cells: $got directories, want 3: $out"
+	[ "$got" = 4 ] && ok "default cells of run.json: 4 directories under repro/ next to it" ||
+		fail "default cells: $got directories, want 4: $out"
 	for d in "$tmp"/h/repro/*/; do
 		n=$((n + 1))
 		cerr=$(cd "$d" && cc -Wall -Wextra -o repro repro.c 2>&1)

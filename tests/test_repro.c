@@ -181,8 +181,9 @@ static void test_find_cell(void **state)
 	assert_non_null(strstr(pc_errmsg(), "INFRA"));
 	for (guint i = 0; i < set->cells->len; i++)
 		defaults += repro_cell_default(set->cells->pdata[i]);
-	/* the crash, the EOPNOTSUPP, the hostile EINVAL; not OK, REJECTED, INFRA */
-	assert_int_equal(defaults, 3);
+	/* the crash, the hang, the EOPNOTSUPP, the hostile EINVAL; not OK,
+	 * REJECTED, INFRA */
+	assert_int_equal(defaults, 4);
 }
 
 static void golden(const char *name, const GString *got)
@@ -206,7 +207,7 @@ static void test_golden(void **state)
 	g_autoptr(result_set) set = read_data();
 	const struct cell *c = NULL;
 	const struct repro_opts opts = { 0 };
-	g_autoptr(GString) src = NULL, readme = NULL, readme2 = NULL;
+	g_autoptr(GString) src = NULL, readme = NULL, readme2 = NULL, readme3 = NULL;
 
 	assert_int_equal(repro_find_cell(set, "perf-3.6:cycles:pp", &c), 0);
 	src = repro_c_source(set, c, &opts);
@@ -216,6 +217,10 @@ static void test_golden(void **state)
 	assert_int_equal(repro_find_cell(set, "perf-3.7:cycles:pp", &c), 0);
 	readme2 = repro_readme(set, "run.json", c, &opts);
 	golden("eopnotsupp.README.txt", readme2);
+	/* harmful only beside another attr: the README says repro.c arms it alone */
+	assert_int_equal(repro_find_cell(set, "perf-3.6:cycles:p", &c), 0);
+	readme3 = repro_readme(set, "run.json", c, &opts);
+	golden("together.README.txt", readme3);
 }
 
 /* The hostile cell's repro.c builds with -Wall -Wextra -Werror, and the
