@@ -63,7 +63,10 @@ void repro_c_comment_append(GString *out, const char *s);
 void repro_c_attr_append(GString *out, const struct perf_event_attr *attr);
 /* The attr as perf -vv prints it (tools/perf/util/perf_event_attr_fprintf.c
  * in __open_attr__fprintf's "  %-32s %s" layout): non-zero members only,
- * perf's order and names. */
+ * perf's order and names. Read from a torvalds/linux version of that file
+ * that prints type and config as bare numbers (later perf adds symbolic
+ * names after them: not done here); read_format's LOST is named, and
+ * bits perf has no name for are shown in hex instead of dropped. */
 void repro_perf_attr_append(GString *out, const struct perf_event_attr *attr);
 
 /* The duration the cell's program dwells: opts->dwell_ms, else the
