@@ -60,14 +60,14 @@ int prober_new(const struct prober_opts *opts, struct prober **out)
 			"(pid 0, cpu -1), not system-wide", paranoid);
 		pr->limitation = g_strdup_printf(
 			"not root and perf_event_paranoid=%d > 0: system-wide opens need "
-			"CAP_PERFMON or CAP_SYS_ADMIN, so events were opened per task "
-			"(pid 0, cpu -1) rather than on every CPU like perf record -a; "
+			"CAP_PERFMON or CAP_SYS_ADMIN, so events were " PROBER_PER_TASK_TEXT
+			" rather than on every CPU like perf record -a; "
 			"kernel-mode events may give EACCES here and work as root",
 			paranoid);
 		pr->opts.per_task = true;
 	} else if (pr->opts.per_task) {
 		pr->limitation = g_strdup(
-			"opened per task (pid 0, cpu -1) by request, not system-wide "
+			PROBER_PER_TASK_TEXT " by request, not system-wide "
 			"on every CPU like perf record -a");
 	}
 	if (pr->opts.per_task) {

@@ -23,6 +23,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Every limitation line of a per-task prober holds this text (repro.c
+ * finds it there to open per task as the run did). */
+#define PROBER_PER_TASK_TEXT "opened per task (pid 0, cpu -1)"
+
 /* A profile's chain is finite, but a buggy one must not loop forever. */
 #define PROBER_MAX_TRIES 16
 

@@ -1,0 +1,316 @@
+/* Tests for lib/repro: the attr written as C field by field and as perf -vv
+ * prints it (expected lines written by hand), hostile specs that must not
+ * break repro.c (a comment closer, a newline, quotes, trigraphs: the
+ * program still builds warning-free and names the cell byte for byte,
+ * escaped), safe directory names, picking cells, and the whole repro.c and
+ * README.txt of tests/data/repro/run.json against golden files
+ * (PMUCANARY_REGENERATE=1 rewrites them). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#include "log.h"
+#include "repro.h"
+#include "results.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/wait.h>
+
+/* cycles:pp as perf 3.6 built it, plus the members whose C spelling is
+ * not plain decimal: a mask past 32 bits, a negative clockid. */
+static struct perf_event_attr hand_attr(void)
+{
+	struct perf_event_attr a = { 0 };
+
+	a.type = PERF_TYPE_HARDWARE;
+	a.size = 96;
+	a.config = 0;
+	a.sample_freq = 4000;
+	a.freq = 1;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+	a.read_format = PERF_FORMAT_ID;
+	a.disabled = 1;
+	a.inherit = 1;
+	a.precise_ip = 2;
+	a.exclude_guest = 1;
+	a.use_clockid = 1;
+	a.clockid = -1;
+	a.config1 = 0x100000000ULL;
+	a.branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_ANY;
+	a.wakeup_events = 1;
+	return a;
+}
+
+static void test_c_attr_lines(void **state)
+{
+	struct perf_event_attr a = hand_attr();
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	repro_c_attr_append(out, &a);
+	assert_string_equal(out->str,
+		"\t.type = 0,\n"
+		"\t.size = 96,\n"
+		"\t.sample_freq = 4000,\n"
+		"\t.sample_type = 0x107,\n"
+		"\t.read_format = 0x4,\n"
+		"\t.disabled = 1,\n"
+		"\t.inherit = 1,\n"
+		"\t.freq = 1,\n"
+		"\t.precise_ip = 2,\n"
+		"\t.exclude_guest = 1,\n"
+		"\t.use_clockid = 1,\n"
+		"\t.wakeup_events = 1,\n"
+		"\t.config1 = 0x100000000ULL,\n"
+		"\t.branch_sample_type = 0x9,\n"
+		"\t.clockid = -1,\n");
+
+	/* Without freq the union member is sample_period; type and size are
+	 * written even when zero. */
+	struct perf_event_attr b = { .sample_period = 3000000000ULL };
+
+	g_string_truncate(out, 0);
+	repro_c_attr_append(out, &b);
+	assert_string_equal(out->str, "\t.type = 0,\n\t.size = 0,\n\t.sample_period = 3000000000ULL,\n");
+}
+
+static void test_perf_layout(void **state)
+{
+	struct perf_event_attr a = hand_attr();
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	repro_perf_attr_append(out, &a);
+	assert_string_equal(out->str,
+		"  size                             96\n"
+		"  { sample_period, sample_freq }   4000\n"
+		"  sample_type                      IP|TID|TIME|PERIOD\n"
+		"  read_format                      ID\n"
+		"  disabled                         1\n"
+		"  inherit                          1\n"
+		"  freq                             1\n"
+		"  precise_ip                       2\n"
+		"  exclude_guest                    1\n"
+		"  use_clockid                      1\n"
+		"  { wakeup_events, wakeup_watermark } 1\n"
+		"  { bp_addr, config1 }             0x100000000\n"
+		"  branch_sample_type               USER|ANY\n"
+		"  clockid                          -1\n");
+
+	/* A bit perf has no name for is shown, not dropped. */
+	struct perf_event_attr b = { .type = 4, .config = 0x3c,
+				     .sample_type = PERF_SAMPLE_IP | (1ULL << 40) };
+
+	g_string_truncate(out, 0);
+	repro_perf_attr_append(out, &b);
+	assert_string_equal(out->str,
+		"  type                             4\n"
+		"  config                           0x3c\n"
+		"  sample_type                      IP|0x10000000000\n");
+}
+
+static void test_escapes(void **state)
+{
+	g_autoptr(GString) s = g_string_new(NULL);
+
+	repro_c_string_append(s, "cycles:pp msr/tsc/ a\"b\\c?\?/\n*/\x1b\xe2\x80\xae");
+	assert_string_equal(s->str,
+		"cycles:pp msr/tsc/ a\\042b\\134c\\077\\077/\\012*/\\033\\342\\200\\256");
+	g_string_truncate(s, 0);
+	repro_c_comment_append(s, "msr/tsc/ x*/y\n/*z\\ ?\?/");
+	assert_string_equal(s->str, "msr/tsc/ x\\x2a/y\\x0a/\\x2az\\x5c \\x3f\\x3f/");
+}
+
+static void test_dir_names(void **state)
+{
+	g_autoptr(results_cell) a = cell_new(NULL, "perf-3.6", "cycles:pp");
+	g_autoptr(results_cell) b = cell_new(NULL, "raw", "../../etc/x y");
+	g_autoptr(results_cell) c = cell_new(NULL, ".", "msr/tsc/:u");
+	g_autofree char *long_spec = g_strnfill(400, '/');
+	g_autoptr(results_cell) d = cell_new(NULL, "raw", long_spec);
+	g_autoptr(results_cell) e = cell_new(NULL, "raw", long_spec);
+	g_autofree char *na = repro_dir_name(a), *nb = repro_dir_name(b), *nc = repro_dir_name(c);
+	g_autofree char *nd = NULL, *ne = NULL;
+
+	assert_string_equal(na, "perf-3.6+cycles%3App");
+	assert_string_equal(nb, "raw+..%2F..%2Fetc%2Fx%20y");
+	assert_string_equal(nc, "%2E+msr%2Ftsc%2F%3Au");
+	nd = repro_dir_name(d);
+	assert_true(strlen(nd) <= 200);
+	assert_null(strchr(nd, '/'));
+	assert_true(g_str_has_prefix(nd, "raw+%2F%2F"));
+	/* the cut never splits a %XX: what is left before the hash is whole */
+	assert_int_equal(nd[strlen(nd) - 17], '+');
+	assert_int_equal(nd[strlen(nd) - 20], '%');
+	/* a different long spec with the same prefix gets another name */
+	e->spec[399] = 'x';
+	ne = repro_dir_name(e);
+	assert_string_not_equal(nd, ne);
+}
+
+static struct result_set *read_data(void)
+{
+	g_autofree char *top = test_top_dir();
+	g_autofree char *path = g_build_filename(top, "tests/data/repro/run.json", NULL);
+	struct result_set *set = NULL;
+
+	if (results_read_json(path, &set) < 0)
+		fail_msg("%s", pc_errmsg());
+	return set;
+}
+
+static void test_find_cell(void **state)
+{
+	g_autoptr(result_set) set = read_data();
+	const struct cell *c = NULL;
+	int defaults = 0;
+
+	assert_int_equal(repro_find_cell(set, "perf-3.6:cycles:pp", &c), 0);
+	assert_string_equal(c->profile, "perf-3.6");
+	assert_int_equal(c->outcome, OUTCOME_GUEST_CRASH);
+	assert_int_equal(repro_find_cell(set, "perf-modern:cpu-clock", &c), 0);
+	assert_int_equal(repro_find_cell(set, "perf-3.6:cycles:ppp", &c), -ENOENT);
+	assert_non_null(strstr(pc_errmsg(), "no cell perf-3.6:cycles:ppp"));
+	assert_int_equal(repro_find_cell(set, "cycles:pp", &c), -ENOENT);
+	assert_int_equal(repro_find_cell(set, "perf-3.1:cycles:H", &c), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "has no attr"));
+	assert_int_equal(repro_find_cell(set, "perf-modern:task-clock", &c), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "INFRA"));
+	for (guint i = 0; i < set->cells->len; i++)
+		defaults += repro_cell_default(set->cells->pdata[i]);
+	/* the crash, the hang, the EOPNOTSUPP, the hostile EINVAL; not OK,
+	 * REJECTED, INFRA */
+	assert_int_equal(defaults, 4);
+}
+
+static void golden(const char *name, const GString *got)
+{
+	g_autofree char *top = test_top_dir();
+	g_autofree char *path = g_build_filename(top, "tests/data/repro", name, NULL);
+	g_autofree char *want = NULL;
+
+	if (getenv("PMUCANARY_REGENERATE")) {
+		assert_true(g_file_set_contents(path, got->str, (gssize)got->len, NULL));
+		return;
+	}
+	if (!g_file_get_contents(path, &want, NULL, NULL))
+		fail_msg("no golden file %s (PMUCANARY_REGENERATE=1 writes it)", path);
+	if (strcmp(want, got->str))
+		fail_msg("%s differs from what repro made:\n%s", path, got->str);
+}
+
+static void test_golden(void **state)
+{
+	g_autoptr(result_set) set = read_data();
+	const struct cell *c = NULL;
+	const struct repro_opts opts = { 0 };
+	g_autoptr(GString) src = NULL, readme = NULL, readme2 = NULL, readme3 = NULL;
+
+	assert_int_equal(repro_find_cell(set, "perf-3.6:cycles:pp", &c), 0);
+	src = repro_c_source(set, c, &opts);
+	readme = repro_readme(set, "run.json", c, &opts);
+	golden("crash.repro.c", src);
+	golden("crash.README.txt", readme);
+	assert_int_equal(repro_find_cell(set, "perf-3.7:cycles:pp", &c), 0);
+	readme2 = repro_readme(set, "run.json", c, &opts);
+	golden("eopnotsupp.README.txt", readme2);
+	/* harmful only beside another attr: the README says repro.c arms it alone */
+	assert_int_equal(repro_find_cell(set, "perf-3.6:cycles:p", &c), 0);
+	readme3 = repro_readme(set, "run.json", c, &opts);
+	golden("together.README.txt", readme3);
+}
+
+/* The hostile cell's repro.c builds with -Wall -Wextra -Werror, and the
+ * program names the cell as text_escape() shows it, on one line. Run with
+ * a bad argument it stops at the usage: no perf_event_open. */
+static void test_hostile_builds(void **state)
+{
+	g_autoptr(result_set) set = read_data();
+	const struct cell *hostile = NULL;
+	g_autofree char *dir = g_dir_make_tmp("test_repro.XXXXXX", NULL);
+	g_autofree char *written = NULL, *bin = NULL, *src = NULL, *cout = NULL, *cerr = NULL;
+	const struct repro_opts opts = { 0 };
+	int status;
+
+	for (guint i = 0; i < set->cells->len; i++) {
+		const struct cell *c = set->cells->pdata[i];
+
+		if (!strcmp(c->profile, "raw"))
+			hostile = c;
+	}
+	assert_non_null(hostile);
+	assert_non_null(strstr(hostile->spec, "*/\n"));
+	assert_int_equal(repro_write(set, "run.json", hostile, &opts, dir, &written), 0);
+	src = g_build_filename(written, "repro.c", NULL);
+	bin = g_build_filename(written, "repro", NULL);
+	{
+		const char *argv[] = { "cc", "-Wall", "-Wextra", "-Werror", "-o", bin, src, NULL };
+
+		assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+					 &cout, &cerr, &status, NULL));
+		if (!g_spawn_check_wait_status(status, NULL))
+			fail_msg("cc: %s", cerr);
+		assert_string_equal(cerr, "");
+	}
+	g_clear_pointer(&cout, g_free);
+	g_clear_pointer(&cerr, g_free);
+	{
+		const char *argv[] = { bin, "not-a-number", NULL };
+
+		assert_true(g_spawn_sync(NULL, (char **)argv, NULL, 0, NULL, NULL, &cout, &cerr,
+					 &status, NULL));
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 2);
+		assert_non_null(strstr(cerr, "usage:"));
+	}
+	/* The name in the program is the escaped one: grep it out of the source. */
+	{
+		g_autofree char *text = NULL;
+
+		assert_true(g_file_get_contents(src, &text, NULL, NULL));
+		assert_non_null(strstr(text,
+			"static const char cell_name[] = \"raw:x*/\\134x0aint main(void){return 0;}"
+			"/*\\042\\134\\077\\077/\\134u{202e}\";"));
+		/* the title comment holds the spec, and nothing closes it early */
+		assert_non_null(strstr(text, "EINVAL with x\\x2a/\\x0aint main(void){return 0;}/\\x2a"));
+	}
+	{
+		const char *argv[] = { "rm", "-rf", dir, NULL };
+
+		g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL,
+			     NULL, NULL);
+	}
+}
+
+static void test_dwell(void **state)
+{
+	g_autoptr(result_set) set = read_data();
+	const struct repro_opts given = { .dwell_ms = 250 };
+	const char *from = NULL;
+
+	assert_int_equal(repro_dwell_ms(set, NULL, &from), 1500);
+	assert_non_null(strstr(from, "scenario"));
+	assert_int_equal(repro_dwell_ms(set, &given, &from), 250);
+	json_decref(set->scenario);
+	set->scenario = NULL;
+	assert_int_equal(repro_dwell_ms(set, NULL, &from), REPRO_DEFAULT_DWELL_MS);
+	assert_non_null(strstr(from, "not recorded"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_c_attr_lines),
+		cmocka_unit_test(test_perf_layout),
+		cmocka_unit_test(test_escapes),
+		cmocka_unit_test(test_dir_names),
+		cmocka_unit_test(test_find_cell),
+		cmocka_unit_test(test_golden),
+		cmocka_unit_test(test_hostile_builds),
+		cmocka_unit_test(test_dwell),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
