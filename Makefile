@@ -109,8 +109,12 @@ CHECK_SUITES := $(if $(filter 1,$(SANITIZE)),!it_perfbin.sh !it_resume.sh !cli_f
 		!cli_matrix_scale.sh !cli_matrix_text_scale.sh !it_lava.sh \
 		!it_smallkernel.sh !it_signal.sh !it_distro.sh)
 
-check:
+# Everything `check` compiles, with -Werror: `make SANITIZE=1 check-build`
+# shows in seconds what the sanitizer pass's compiler says.
+check-build:
 	$(MAKE) WERROR=1 all $(UNIT_BIN) $(IT_BIN) $(HELPER_BIN)
+
+check: check-build
 	@tests/run-tests $(BUILD) $(CHECK_MODES) $(CHECK_SUITES)
 
 lab-check: all
@@ -164,4 +168,4 @@ bench: all $(BENCH_BIN)
 clean:
 	rm -rf build build-san
 
-.PHONY: all unit integration check lab-check mutants fuzz bench clean mutants-gen
+.PHONY: all unit integration check check-build lab-check mutants fuzz bench clean mutants-gen

@@ -480,7 +480,7 @@ static int pmu_terms_parse(struct spec *out, const char *text, const struct pmu 
 		const struct term_text *t = &g_array_index(terms, struct term_text, i);
 		const struct pmu_format *f;
 		uint64_t value = 1;
-		int rc;
+		int rc = 0;
 
 		if (hard_term_find(t->name, rules))
 			continue;
@@ -488,10 +488,12 @@ static int pmu_terms_parse(struct spec *out, const char *text, const struct pmu 
 		if (!f)
 			return pc_fail(ENOENT, "%s: unknown term or event '%s' for PMU %s at %zu",
 				       text, t->name, pmu->name, t->pos + 1);
-		if (t->value && (rc = spec_number_parse(t->value, &value)) == -ERANGE)
+		if (t->value)
+			rc = spec_number_parse(t->value, &value);
+		if (rc == -ERANGE)
 			return pc_fail(ERANGE, "%s: term %s: '%s' does not fit 64 bits at %zu", text,
 				       t->name, t->value, t->pos + strlen(t->name) + 2);
-		if (t->value && rc)
+		if (rc)
 			return pc_fail(EINVAL, "%s: term %s: '%s' is not a number (decimal or 0x "
 				       "hex) at %zu", text, t->name, t->value,
 				       t->pos + strlen(t->name) + 2);
