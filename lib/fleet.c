@@ -211,7 +211,7 @@ char *fleet_kernel_cmdline(const struct fleet_config *cfg)
 {
 	GString *s = g_string_new(NULL);
 
-	g_string_append(s, FLEET_KERNEL_WORDS);
+	g_string_append(s, GUEST_KERNEL_WORDS);
 	g_string_append_printf(s, " pmucanary.interval=%u pmucanary.work=%s",
 			       cfg->hb_interval_ms ? cfg->hb_interval_ms : HB_DEFAULT_INTERVAL_MS,
 			       cfg->no_work ? "off" : "on");

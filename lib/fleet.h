@@ -75,15 +75,6 @@ struct fleet_share {
 				   * device nodes from the guest); else passthrough */
 };
 
-/* Kernel words every guest boots with: console on the serial file; oops
- * stays an oops (GUEST_OOPS), but lockups, hung tasks and our NMI panic so
- * that they leave a backtrace and a pvpanic event; panic=0 keeps a
- * panicked guest for inspection; loglevel=5 keeps boot quiet but prints
- * backtraces (KERN_DEFAULT). A disk guest booted through its image's
- * bootloader gets them from the config inject_disk() edited. */
-#define FLEET_KERNEL_WORDS "console=ttyS0 loglevel=5 panic=0 panic_on_oops=0 " \
-	"softlockup_panic=1 hung_task_panic=1 unknown_nmi_panic=1"
-
 struct fleet_config {
 	const char *uri;          /* NULL: FLEET_DEFAULT_URI */
 	const char *run_id;       /* NULL: "<pid>"; [A-Za-z0-9_.-] only */

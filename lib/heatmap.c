@@ -18,7 +18,6 @@
  * the one that opened, a profile's error, evidence, k/n, a verdict the code
  * does not say) have an object. */
 #include "heatmap.h"
-#include "report_writer.h"
 
 #include "attr.h"
 #include "jsonstr.h"
@@ -519,10 +518,10 @@ static void html_inputs(const struct report_ctx *ctx, GString *out)
 	g_string_append(out, "</ul>\n");
 	if (!any_limit)
 		g_string_append(out, "<p>No input noted a limitation.</p>\n");
-	if (ctx->opts->base) {
+	if (ctx->base_set) {
 		g_string_append(out, "<p>Baseline: <code>");
-		report_escape_html(out, ctx->opts->base_name ? ctx->opts->base_name :
-				   ctx->opts->base->run_id);
+		report_escape_html(out, ctx->base_name ? ctx->base_name :
+				   ctx->base_set->run_id);
 		g_string_append(out, "</code> (framed tiles regressed against it)</p>\n");
 	}
 }

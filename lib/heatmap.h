@@ -3,7 +3,7 @@
 #ifndef PMUCANARY_HEATMAP_H
 #define PMUCANARY_HEATMAP_H
 
-#include "report_writer.h"
+#include "judge.h"
 
 int heatmap_render(const struct report_ctx *ctx, const struct result_set *const *sets,
 		   size_t n, GString *out);

@@ -1,7 +1,6 @@
 /* The agent into distribution disk images, through libguestfs (inject.h). */
 #include "inject.h"
 #include "fingerprint.h"
-#include "fleet.h"
 #include "image.h"
 #include "log.h"
 #include "results.h"
@@ -860,7 +859,7 @@ static const struct {
  * the image still boots by direct kernel boot. */
 static int find_bootloader(guestfs_h *g, struct inject_report *r)
 {
-	const char *words = FLEET_KERNEL_WORDS " " INJECT_BOOTLOADER_MARK;
+	const char *words = GUEST_KERNEL_WORDS " " INJECT_BOOTLOADER_MARK;
 	g_autofree char *mbr = NULL, *old = NULL, *new = NULL;
 	size_t len = 0;
 	unsigned int changed = 0, gfx = 0;

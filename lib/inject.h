@@ -80,10 +80,20 @@ int inject_pick_kernel(char *const *boot_names, char **kernel, char **release, c
  * (virtio-blk, one disk); other names unchanged. */
 char *inject_guest_device(const char *dev);
 
+/* Kernel words every guest boots with: console on the serial file; oops
+ * stays an oops (GUEST_OOPS), but lockups, hung tasks and our NMI panic so
+ * that they leave a backtrace and a pvpanic event; panic=0 keeps a
+ * panicked guest for inspection; loglevel=5 keeps boot quiet but prints
+ * backtraces (KERN_DEFAULT). A disk guest booted through its image's
+ * bootloader gets them from the config inject_disk() edited. Here, not in
+ * fleet.h: the fleet uses inject, never the other way round. */
+#define GUEST_KERNEL_WORDS "console=ttyS0 loglevel=5 panic=0 panic_on_oops=0 " \
+	"softlockup_panic=1 hung_task_panic=1 unknown_nmi_panic=1"
+
 /* The bootloader inject_disk() found in the image. A fleet may boot a disk
  * guest through it (SeaBIOS, <boot dev='hd'/>) instead of the kernel copied
  * out: then the kernel command line is the bootloader config's, and the
- * words the fleet relies on (FLEET_KERNEL_WORDS: console=ttyS0 for the
+ * words the fleet relies on (GUEST_KERNEL_WORDS: console=ttyS0 for the
  * console log, the panic settings the verdicts need) are added to each of
  * its kernel entries, in the overlay only. */
 enum inject_bootloader {

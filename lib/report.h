@@ -81,11 +81,6 @@ struct report_summary {
 int report_summarize(const struct result_set *const *sets, size_t n,
 		     const struct report_options *opts, struct report_summary *out);
 
-/* Escaping, exposed for tests: HTML text/attributes (& < > " ' and invalid
- * UTF-8) and XML 1.0 (the same, plus control characters XML cannot carry,
- * written as "\xNN"). */
-void report_escape_html(GString *out, const char *s);
-void report_escape_xml(GString *out, const char *s);
 /* A KCIDB test path component: runs of characters outside [A-Za-z0-9_-]
  * become one '_'; caller g_free()s. */
 char *report_kcidb_component(const char *s);

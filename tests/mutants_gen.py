@@ -42,6 +42,7 @@ EXTRA = {
     "lib/spec.c": ["test_spec", "test_profile", "cli_encode.sh"],
     "lib/report.c": ["test_report", "cli_matrix.sh"],
     "lib/heatmap.c": ["test_report", "cli_matrix.sh"],
+    "lib/judge.c": ["test_report", "cli_matrix.sh"],
     "lib/matrix.c": ["test_matrix", "cli_matrix.sh"],
     "lib/diff.c": ["test_diff", "cli_diff.sh"],
     "lib/outfile.c": ["test_outfile", "cli_outputs.sh"],

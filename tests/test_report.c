@@ -11,6 +11,7 @@
 #include "testutil.h"
 
 #include "errata.h"
+#include "judge.h"
 #include "log.h"
 #include "report.h"
 #include "results.h"

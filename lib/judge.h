@@ -1,13 +1,19 @@
-/* What a report writer sees (report.c's table calls them): the merged
- * matrix, the options, the baseline, and one judged cell. Internal to lib/:
- * report.c and the writers split out of it (heatmap.c) share it. */
-#ifndef PMUCANARY_REPORT_WRITER_H
-#define PMUCANARY_REPORT_WRITER_H
+/* What every report writer shares, below them all: the context a writer is
+ * given, the judging of one cell (harm, known erratum, rejected, regression
+ * against a baseline, INFRA, pass) and the HTML/XML escaping. report.c
+ * (text, JUnit, KCIDB, the writer table) and heatmap.c (HTML) use it; it
+ * uses neither. */
+#ifndef PMUCANARY_JUDGE_H
+#define PMUCANARY_JUDGE_H
 
 #include "diff.h"
 #include "errata.h"
 #include "matrix.h"
-#include "report.h"
+#include "results.h"
+
+#include <glib.h>
+#include <stdbool.h>
+
 
 enum cell_verdict {
 	VERDICT_PASS,
@@ -22,9 +28,15 @@ enum cell_verdict {
 
 const char *report_verdict_name(enum cell_verdict v);
 
+struct report_options;
+
+/* What a writer is given: the merged matrix, its options (report.h; the
+ * judge does not read them) and the baseline the judge compares with. */
 struct report_ctx {
 	const struct matrix *m;
 	const struct report_options *opts;
+	const struct result_set *base_set;  /* NULL: no baseline */
+	const char *base_name;              /* its name; NULL: its run id */
 	GHashTable *base;          /* results_cell_key() -> const struct cell * */
 };
 
@@ -48,5 +60,10 @@ void report_judge_mc(const struct report_ctx *ctx, const struct matrix_cell *mc,
 /* Everything a person wants to know about one cell, as plain lines;
  * caller g_free()s. */
 char *report_judged_describe(const struct report_ctx *ctx, const struct judged *j);
+
+/* Escaping: HTML text/attributes (& < > " ' and invalid UTF-8) and XML 1.0
+ * (the same, plus control characters XML cannot carry, written as "\xNN"). */
+void report_escape_html(GString *out, const char *s);
+void report_escape_xml(GString *out, const char *s);
 
 #endif
