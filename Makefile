@@ -5,7 +5,7 @@ CC      ?= cc
 PKGS    := libvirt glib-2.0 jansson libarchive libguestfs yaml-0.1 zlib
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter \
-           -D_GNU_SOURCE -Ilib $(shell pkg-config --cflags $(PKGS))
+           -D_GNU_SOURCE $(LIB_INC) $(shell pkg-config --cflags $(PKGS))
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lpthread
 ifeq ($(SANITIZE),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -17,7 +17,12 @@ CFLAGS  += -Werror
 endif
 BUILD   ?= build
 
-LIB_SRC  := $(sort $(wildcard lib/*.c))
+# lib/ is in folders by layer (lib/README.md); every folder is on the
+# include path, so a header is included by its name alone.
+LIB_DIRS := base abi model host report guests run lab
+LIB_INC  := $(addprefix -Ilib/,$(LIB_DIRS))
+LIB_HDR  := $(wildcard lib/*/*.h)
+LIB_SRC  := $(sort $(wildcard lib/*/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_SRC  := $(sort $(wildcard harness/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -31,7 +36,7 @@ HELPER_BIN := $(HELPER_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC:= $(sort $(wildcard bench/*.c))
 BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-# The guest agent is static and depends only on lib/hbproto.h.
+# The guest agent is static and depends only on lib/guests/hbproto.h.
 AGENT    := $(BUILD)/guest-images/pmucanary-agent
 
 # `kernel = small` runs kernel-build.sh on the fragment beside the binary.
@@ -47,7 +52,7 @@ $(BUILD)/guest-images/%: guest-images/%
 	@mkdir -p $(dir $@)
 	cp -p $< $@
 
-$(BUILD)/%.o: %.c $(wildcard lib/*.h harness/*.h)
+$(BUILD)/%.o: %.c $(LIB_HDR) $(wildcard harness/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -57,9 +62,9 @@ $(BUILD)/libpmucanary.a: $(LIB_OBJ)
 $(BUILD)/pmucanary: $(CLI_OBJ) $(BUILD)/libpmucanary.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libpmucanary.a $(LDLIBS)
 
-$(AGENT): guest-images/agent.c lib/hbproto.h
+$(AGENT): guest-images/agent.c lib/guests/hbproto.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Ilib -static -o $@ $< -lpthread
+	$(CC) -std=gnu11 -O2 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Ilib/guests -static -o $@ $< -lpthread
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libpmucanary.a
 	@mkdir -p $(dir $@)
@@ -150,7 +155,7 @@ FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_DIR)/%)
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
 
-$(FUZZ_DIR)/lib/%.o: lib/%.c $(wildcard lib/*.h)
+$(FUZZ_DIR)/lib/%.o: lib/%.c $(LIB_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
 

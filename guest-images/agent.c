@@ -1,9 +1,9 @@
 /* pmucanary-agent: /init (PID 1) of the guest initramfs, or with --service
- * a service of a distribution's init in a disk image (lib/inject.h).
+ * a service of a distribution's init in a disk image (lib/guests/inject.h).
  *
  * Mounts proc, sys and devtmpfs, loads the modules listed in
  * /etc/pmucanary/modules, finds the virtio-serial port named HB_PORT_NAME
- * and speaks lib/hbproto.h on it: a heartbeat every interval, CORRUPT lines
+ * and speaks lib/guests/hbproto.h on it: a heartbeat every interval, CORRUPT lines
  * for canary mismatches, KMSG lines for oops-class kernel messages, ACK for
  * host commands. Meanwhile one pinned thread per online CPU runs a busy
  * integer + memory workload so that host PMU interrupts land in guest
@@ -1069,7 +1069,7 @@ static void handle_command(char *line)
 }
 
 /* ---- lab role ----
- * A lab host (pmucanary.role=lab, see lib/lab.h) boots a kernel under test
+ * A lab host (pmucanary.role=lab, see lib/lab/lab.h) boots a kernel under test
  * with this agent as /init. The outer harness shares three directories
  * over virtio-9p: the host's root (tag LAB_TAG_ROOT, read-only), the
  * kernel's lab directory (LAB_TAG_RUN, writable, mounted at the same path

@@ -1,5 +1,5 @@
 /* pmucanary lab [SCENARIO] --kernel KERNEL[:NAME]...: one lab host per kernel
- * under test, the harness inside, nested KVM guests (see lib/lab.h). */
+ * under test, the harness inside, nested KVM guests (see lib/lab/lab.h). */
 #include "commands.h"
 #include "kernel.h"
 #include "replay.h"

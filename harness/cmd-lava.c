@@ -1,5 +1,5 @@
 /* pmucanary lava job|cases|collect: pmucanary as an ordinary LAVA job, and
- * its results back into run.json (lib/lava.c). */
+ * its results back into run.json (lib/lab/lava.c). */
 #include "commands.h"
 #include "errata.h"
 #include "infile.h"

@@ -1,5 +1,5 @@
 /* pmucanary repro RESULT [--cell PROFILE:SPEC]... [--out DIR]: one
- * self-contained reproducer (repro.c + README.txt) per cell (lib/repro.h). */
+ * self-contained reproducer (repro.c + README.txt) per cell (lib/report/repro.h). */
 #include "commands.h"
 #include "log.h"
 #include "outfile.h"

@@ -1,4 +1,4 @@
-/* pmucanary run [SCENARIO]: the crash sweep (see lib/runner.h). */
+/* pmucanary run [SCENARIO]: the crash sweep (see lib/run/runner.h). */
 #include "commands.h"
 #include "lab.h"
 #include "log.h"

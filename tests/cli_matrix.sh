@@ -120,7 +120,7 @@ if [ $rc -eq 2 ] && ! grep -q $'\033' <<<"$out" && grep -q 'GUEST_\\x1b\[2JEXPLO
 	echo "ok: matrix escapes a bad outcome name in its error"
 else echo "FAIL: matrix error escaping (exit $rc)"; echo "$out" | cat -v | sed 's/^/    /'; fails=$((fails + 1)); fi
 
-# diff's text shares the escaping (lib/textesc.c).
+# diff's text shares the escaping (lib/base/textesc.c).
 n=$((n + 1))
 jq '.cells[0].outcome = "OK"' "$tmp/hostile.json" >"$tmp/hostile-base.json"
 out=$("$bin" diff "$tmp/hostile-base.json" "$tmp/hostile.json" 2>&1)

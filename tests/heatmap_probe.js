@@ -1,4 +1,4 @@
-/* Helpers for probe pages that read the heatmap page (lib/heatmap.c) as a
+/* Helpers for probe pages that read the heatmap page (lib/report/heatmap.c) as a
  * browser draws it; used by tests/html_check.sh and cli_matrix_scale.sh. */
 
 /* "cpu|kernel|profile|event|class" of a tile, read from the headers. */

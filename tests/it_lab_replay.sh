@@ -222,7 +222,7 @@ EOF
 	grep -q '"step":"done"' "$(dirname "$run")/journal.jsonl" && ok "host harm: the resumed run finished" ||
 		bad "host harm: the run never finished"
 	# Under TCG a silent lab host gives its batch back once before HOST_HANG
-	# (lib/lab.c note_host_down): task-clock:k costs two lab hosts there.
+	# (lib/lab/lab.c note_host_down): task-clock:k costs two lab hosts there.
 	boots=$(jq '.kernels[0].boots' "$lab/lab.json")
 	downs=$(jq '.kernels[0].host_down' "$lab/lab.json")
 	retries=$(jq '.kernels[0].tcg_silent_retries' "$lab/lab.json")

@@ -317,7 +317,7 @@ kill "$httpd" 2>/dev/null; wait "$httpd" 2>/dev/null
 # 7. a scenario on a device: `pmucanary run` boots a nested guest there.
 # The device is what a lab would give a pmucanary job: a machine with
 # libvirt and QEMU. Here it is a qemu device (TCG, 'max' CPU with SVM and
-# without xsave, as lib/fleet.c gives lab hosts) whose ramdisk mounts this
+# without xsave, as lib/guests/fleet.c gives lab hosts) whose ramdisk mounts this
 # host's root read-only over virtio-9p under a tmpfs overlay, loads kvm_amd
 # with nested=1, starts libvirtd in it, and runs this pmucanary there
 # (/usr/bin/pmucanary chroots). The guest runs under the device's own KVM.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pmucanary run end to end with real guests (libvirt, TCG), checked cell by
 # cell against a table written here by hand. Not against `pmucanary probe` or
-# `pmucanary encode`: they share lib/prober.c and profile_encode() with the
+# `pmucanary encode`: they share lib/host/prober.c and profile_encode() with the
 # runner, so a bug there would be on both sides and cancel out.
 #  - open phase, from the kernel's source and the platform facts
 #    (shared/platform.md): cpu-clock is a software event, and
@@ -15,7 +15,7 @@
 #  - a self-test run (--selftest-harm cpu-clock:u=crash) exits 1, says
 #    SELF-TEST, and harms exactly the three cpu-clock:u cells (GUEST_CRASH
 #    k/n=confirm/confirm), every other cell is the table. Why exactly those
-#    (lib/profile.c's history, from perf's source): in perf 3.7 .. 4.0 'u'
+#    (lib/abi/profile.c's history, from perf's source): in perf 3.7 .. 4.0 'u'
 #    sets exclude_kernel and exclude_hv and leaves exclude_guest clear (it
 #    sets it only from 5.9, 943b69ac1884), all three pass size VER3 and build
 #    the same `record -a -g` attr: their cpu-clock:u attrs are one attr.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generated mutants (`make mutants-gen`; issue 23): derives mutants
-mechanically from lib/*.c and harness/*.c and writes them in the format of
+mechanically from lib/*/*.c and harness/*.c and writes them in the format of
 tests/mutants.list, for tests/mutants.sh --list-file to run.
 
   tests/mutants_gen.py [--seed N] [--per-module K] [--module PATH]... [--stats]
@@ -19,7 +19,7 @@ seed (the same seed draws the same mutants from the same code). A
 candidate listed in tests/mutants-equivalent.list (file, line text and
 replacement text, with the reason it cannot change behaviour) is left out.
 Each mutant names the suites that should catch it: the module's own unit
-suite (lib/X.c: test_X) and the CLI suites of the table below; a module
+suite (lib/LAYER/X.c: test_X) and the CLI suites of the table below; a module
 with none gets every unit suite. An integer given to an allocator
 (g_new, malloc...) is not mutated: one more is never seen.
 
@@ -37,26 +37,26 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Suites beyond test_<module> that exercise a module (the CLI suites that
 # run it); the harness's commands by their file.
 EXTRA = {
-    "lib/prober.c": ["test_prober", "cli_probe.sh"],
-    "lib/profile.c": ["test_profile", "cli_encode.sh"],
-    "lib/spec.c": ["test_spec", "test_profile", "cli_encode.sh"],
-    "lib/report.c": ["test_report", "cli_matrix.sh"],
-    "lib/heatmap.c": ["test_report", "cli_matrix.sh"],
-    "lib/judge.c": ["test_report", "cli_matrix.sh"],
-    "lib/matrix.c": ["test_matrix", "cli_matrix.sh"],
-    "lib/diff.c": ["test_diff", "cli_diff.sh"],
-    "lib/outfile.c": ["test_outfile", "cli_outputs.sh"],
-    "lib/infile.c": ["test_infile", "cli_inputs.sh"],
-    "lib/repro.c": ["test_repro", "cli_repro.sh"],
-    "lib/isolate.c": ["test_isolate", "test_runner"],
-    "lib/rule.c": ["test_rule", "test_isolate"],
-    "lib/runner.c": ["test_runner", "cli_run.sh"],
-    "lib/jsonstr.c": ["test_jsonstr", "test_results"],
+    "lib/host/prober.c": ["test_prober", "cli_probe.sh"],
+    "lib/abi/profile.c": ["test_profile", "cli_encode.sh"],
+    "lib/abi/spec.c": ["test_spec", "test_profile", "cli_encode.sh"],
+    "lib/report/report.c": ["test_report", "cli_matrix.sh"],
+    "lib/report/heatmap.c": ["test_report", "cli_matrix.sh"],
+    "lib/report/judge.c": ["test_report", "cli_matrix.sh"],
+    "lib/report/matrix.c": ["test_matrix", "cli_matrix.sh"],
+    "lib/model/diff.c": ["test_diff", "cli_diff.sh"],
+    "lib/base/outfile.c": ["test_outfile", "cli_outputs.sh"],
+    "lib/base/infile.c": ["test_infile", "cli_inputs.sh"],
+    "lib/report/repro.c": ["test_repro", "cli_repro.sh"],
+    "lib/run/isolate.c": ["test_isolate", "test_runner"],
+    "lib/run/rule.c": ["test_rule", "test_isolate"],
+    "lib/run/runner.c": ["test_runner", "cli_run.sh"],
+    "lib/base/jsonstr.c": ["test_jsonstr", "test_results"],
     # probe --list-all prints its cells' lines (the tries after the first)
-    "lib/results.c": ["test_results", "cli_probe.sh"],
-    "lib/perfev.c": ["test_perfev", "test_prober"],
+    "lib/model/results.c": ["test_results", "cli_probe.sh"],
+    "lib/host/perfev.c": ["test_perfev", "test_prober"],
     # the errno outcomes by name reach the user through encode --fail
-    "lib/outcome.c": ["test_outcome", "test_attr", "cli_encode.sh"],
+    "lib/model/outcome.c": ["test_outcome", "test_attr", "cli_encode.sh"],
     "harness/cmd-encode.c": ["cli_encode.sh"],
     "harness/cmd-probe.c": ["cli_probe.sh"],
     "harness/cmd-diff.c": ["cli_diff.sh"],
@@ -252,7 +252,9 @@ def main():
     a = ap.parse_args()
 
     mods = a.module or sorted(
-        [f"lib/{f}" for f in os.listdir(os.path.join(TOP, "lib")) if f.endswith(".c")] +
+        [f"lib/{d}/{f}" for d in sorted(os.listdir(os.path.join(TOP, "lib")))
+         if os.path.isdir(os.path.join(TOP, "lib", d))
+         for f in os.listdir(os.path.join(TOP, "lib", d)) if f.endswith(".c")] +
         [f"harness/{f}" for f in os.listdir(os.path.join(TOP, "harness")) if f.endswith(".c")])
     eq = load_equivalent(os.path.join(TOP, "tests", "mutants-equivalent.list"))
     all_unit = sorted(f[:-2] for f in os.listdir(os.path.join(TOP, "tests"))
@@ -267,7 +269,9 @@ def main():
         if a.stats:
             print(f"{rel}: {len(cands)} candidates")
             continue
-        rng = random.Random(f"{a.seed}:{rel}")
+        # Seeded by the path lib/ had before its layer folders (lib/X.c), so
+        # that a seed's sample named in a note stays the same sample.
+        rng = random.Random(f"{a.seed}:{re.sub(r'^lib/[a-z]+/', 'lib/', rel)}")
         pick = sorted(rng.sample(cands, min(a.per_module, len(cands))))
         suites = suites_for(rel) or all_unit
         for n, op, new in pick:

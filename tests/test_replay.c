@@ -1,4 +1,4 @@
-/* lib/replay.c: the replay patches' headers, the list a user sees, and how
+/* lib/lab/replay.c: the replay patches' headers, the list a user sees, and how
  * `--kernel replay:LIST` names patches. The shipped patches are read as
  * they are in guest-images/replay; hostile headers are written here. */
 #include <setjmp.h>

@@ -3,9 +3,9 @@
  * pmucanary (issue 26).
  *
  * repro.c opens the cell's final attr (the one its outcome belongs to) the
- * way the run did: an errno cell as the open phase (lib/prober.c: pid -1,
+ * way the run did: an errno cell as the open phase (lib/host/prober.c: pid -1,
  * each online CPU in turn, closed at once; the first failure is the
- * verdict), an OK or harm cell as the load phase (lib/load.c: opened
+ * verdict), an OK or harm cell as the load phase (lib/host/load.c: opened
  * disabled on every online CPU, a ring buffer of 1 + ring_pages pages
  * each, enabled together, drained while it dwells, disabled, drained,
  * closed). It exits 0 when the kernel does what the cell says (harm and OK

@@ -3,7 +3,7 @@
  * diff and matrix.
  *
  *   text   the terminal matrix (matrix_format_text)
- *   html   a self-contained page (inline CSS and JS, no network; lib/heatmap.c):
+ *   html   a self-contained page (inline CSS and JS, no network; lib/report/heatmap.c):
  *          the data once as JSON, drawn by the page's own script. Findings
  *          on top (harm, regressions, known errata, specs OK in one row and
  *          not in another), a heatmap per CPU signature (rows kernel x

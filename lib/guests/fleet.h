@@ -3,7 +3,7 @@
  * Each guest is a transient libvirt domain named pmucanary-<run_id>-<n>,
  * started with VIR_DOMAIN_START_AUTODESTROY (a killed harness loses its
  * connection and libvirtd destroys the guests), booted straight into a
- * kernel + initramfs whose /init is the agent (lib/hbproto.h). The fleet
+ * kernel + initramfs whose /init is the agent (lib/guests/hbproto.h). The fleet
  * turns what it sees into verdicts, each with a timestamp and evidence:
  *
  *   GUEST_CRASH       panic lifecycle event, or the domain stopped unasked
@@ -92,7 +92,7 @@ struct fleet_config {
 	bool no_work;             /* pmucanary.work=off */
 	unsigned int canary_mib;  /* 0: the agent's default */
 	const char *extra_cmdline;/* appended to the kernel command line */
-	/* Machines that run the harness inside (lab hosts, lib/lab.h): */
+	/* Machines that run the harness inside (lab hosts, lib/lab/lab.h): */
 	const struct fleet_share *shares; /* 9p shares, passthrough access */
 	size_t share_count;
 	bool qemu_as_root;        /* <seclabel model='dac'> +0:+0: the shares read
@@ -100,7 +100,7 @@ struct fleet_config {
 				   * users; a deliberate choice for lab hosts only */
 	bool nested;              /* expose the CPU's vmx/svm (and under KVM the
 				   * vPMU) so that the guest can run KVM guests */
-	/* Disk guests (lib/inject.h): each incarnation of guest n boots on a
+	/* Disk guests (lib/guests/inject.h): each incarnation of guest n boots on a
 	 * fresh qcow2 <dir of disk>/<name>.qcow2 over disk, on virtio-blk
 	 * (kernel and initrd are then the ones copied out of the image);
 	 * removed when the guest stops unless keep_disks. */
@@ -239,7 +239,7 @@ int fleet_restart_guest(struct fleet *f, unsigned int i);
  * reading the verdicts that a cell keeps. fleet_restart_guest() boots it
  * again. Returns how many were stopped. */
 int fleet_stop_harmed_disks(struct fleet *f);
-/* Sends one host->guest line (lib/hbproto.h), e.g. "selftest panic". */
+/* Sends one host->guest line (lib/guests/hbproto.h), e.g. "selftest panic". */
 int fleet_send_command(struct fleet *f, unsigned int i, const char *line);
 int fleet_guest_status(struct fleet *f, unsigned int i, struct fleet_guest_status *st);
 /* Domain name of guest i (static for the fleet's life). */

@@ -60,7 +60,7 @@ struct scenario {
 	char *kernel;           /* "" = the default guest kernel (image_find_default) */
 	char *initrd;           /* "" = the default initramfs */
 	char *disk;             /* "" = initramfs guests; else disk guests on this
-				 * injected overlay (lib/inject.h) */
+				 * injected overlay (lib/guests/inject.h) */
 	unsigned int disk_guests;       /* of guests, the disk guests; 0: all when disk */
 	enum inject_disk_boot disk_boot; /* disk guests: direct kernel boot or the image's
 					  * bootloader (checked to have one) */

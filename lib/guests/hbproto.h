@@ -68,7 +68,7 @@
 #define HB_LAB_STEP_MAX 16
 
 /* What a lab host's init (the agent with pmucanary.role=lab) and the lab
- * (lib/lab.h) agree on: virtio-9p mount tags, the files in the kernel's lab
+ * (lib/lab/lab.h) agree on: virtio-9p mount tags, the files in the kernel's lab
  * directory, the marker that says "this kernel is a lab host". */
 #define HB_LAB_TAG_ROOT "pcroot"     /* the host's /, read-only */
 #define HB_LAB_TAG_RUN "pcrun"       /* the lab directory, writable, same path */

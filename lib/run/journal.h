@@ -15,7 +15,7 @@
  *   {"step":"done","summary":{...}}
  *   {"step":"host-down","batch":N,"outcome":"HOST_CRASH"|"HOST_HANG",
  *    "evidence":"..."}   written by whoever watched the host from outside
- *                        (a lab's outer harness, lib/lab.h) when the host
+ *                        (a lab's outer harness, lib/lab/lab.h) when the host
  *                        died with batch N armed; --resume judges N with it
  */
 #ifndef PMUCANARY_JOURNAL_H

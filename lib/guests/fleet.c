@@ -1,6 +1,6 @@
 /* A fleet of guests watched through their heartbeats (see fleet.h).
  *
- * Threads: libvirt's event loop (lib/virt.c) delivers lifecycle events and
+ * Threads: libvirt's event loop (lib/guests/virt.c) delivers lifecycle events and
  * heartbeat-stream data; a monitor thread checks time-based conditions
  * (hang, stall, boot timeout), injects NMIs and completes evidence from the
  * console logs. Both take f->lock; libvirt is never called with it held. */

@@ -1,4 +1,4 @@
-/* Host side of the heartbeat protocol (lib/hbproto.h).
+/* Host side of the heartbeat protocol (lib/guests/hbproto.h).
  *
  * Three layers, each testable alone:
  *  - hb_reader: splits a byte stream into lines in a fixed buffer of

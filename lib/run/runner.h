@@ -102,7 +102,7 @@ struct runner_opts {
 	/* Overrides for tests; 0/NULL keep the scenario's. */
 	unsigned int dwell_ms;
 	const char *kmsg_path;       /* NULL: /dev/kmsg; "" to skip the host log */
-	/* Inside a lab host (lib/lab.h): the label every cell carries as its
+	/* Inside a lab host (lib/lab/lab.h): the label every cell carries as its
 	 * kernel ("NAME (RELEASE, SHA)") instead of the bare release, and the
 	 * lab's context object, kept as run.json's "lab" with its
 	 * "limitations" (strings) added to the run's and its
