@@ -973,6 +973,8 @@ static int write_reports(struct lab *l, struct lab_report *rep)
 	g_autoptr(GPtrArray) sets = g_ptr_array_new_with_free_func((GDestroyNotify)result_set_free);
 	g_autoptr(GPtrArray) names = g_ptr_array_new();
 	struct result_set *base_set = NULL;
+	/* each kernel's run.json, read once (NULL: INFRA); sets owns them */
+	g_autofree struct result_set **by_kernel = g_new0(struct result_set *, rep->kernels->len);
 	const struct lab_kernel_report *base = rep->kernels->pdata[o->base];
 	json_t *lab = json_object(), *jk = json_array(), *jd = json_array();
 	GString *sum = g_string_new(NULL);
@@ -997,6 +999,7 @@ static int write_reports(struct lab *l, struct lab_report *rep)
 		}
 		g_ptr_array_add(sets, set);
 		g_ptr_array_add(names, kr->name);
+		by_kernel[i] = set;
 		if (i == o->base)
 			base_set = set;
 	}
@@ -1044,15 +1047,14 @@ static int write_reports(struct lab *l, struct lab_report *rep)
 	for (guint i = 0; i < rep->kernels->len && o->kernel_count > 1; i++) {
 		struct lab_kernel_report *kr = rep->kernels->pdata[i];
 		g_autoptr(diff_result) res = NULL;
-		g_autoptr(result_set) new = NULL;
+		const struct result_set *new = by_kernel[i];
 		g_autofree char *txt = NULL, *jpath = NULL, *tpath = NULL;
 		enum diff_verdict v;
 		json_t *dj;
 
 		if (i == o->base)
 			continue;
-		if (!base_set || kr->status == LAB_STATUS_INFRA || !kr->run_json ||
-		    results_read_json(kr->run_json, &new) < 0) {
+		if (!base_set || !new) {
 			cannot_tell = true;
 			g_string_append_printf(sum, "  diff %s -> %s: CANNOT_TELL (%s could not be tested)\n",
 					       base->name, kr->name, base_set ? kr->name : base->name);
