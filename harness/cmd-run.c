@@ -1,5 +1,6 @@
 /* pmucanary run [SCENARIO]: the crash sweep (see lib/run/runner.h). */
 #include "commands.h"
+#include "fleet_pool.h"
 #include "lab.h"
 #include "log.h"
 #include "results.h"

@@ -7,7 +7,8 @@
  *   -> cells -> results/<run-id>/{run.json, matrix.txt, journal.jsonl}
  *
  * The guests are reached through struct runner_guests so that the logic can
- * run against a fake; runner_fleet_guests() is the real one (libvirt). */
+ * run against a fake; runner_fleet_guests() (fleet_pool.h) is the real one
+ * (libvirt). */
 #ifndef PMUCANARY_RUNNER_H
 #define PMUCANARY_RUNNER_H
 
@@ -78,12 +79,6 @@ struct runner_progress {
 	double eta_s;               /* < 0 when unknown */
 	unsigned int healthy, guests;
 };
-
-/* The real guests: a libvirt fleet on uri (NULL: qemu:///system), under
- * TCG when tcg or when /dev/kvm is missing. Connects lazily in start().
- * keep_disks: disk guests' overlays stay after the run (run --keep). */
-int runner_fleet_guests(const char *uri, bool tcg, bool keep_disks, struct runner_guests *out);
-void runner_fleet_guests_free(struct runner_guests *g);
 
 struct runner_opts {
 	const char *scenario;        /* path of the INI file */
