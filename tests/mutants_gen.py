@@ -43,6 +43,8 @@ EXTRA = {
     "lib/report/report.c": ["test_report", "cli_matrix.sh"],
     "lib/report/heatmap.c": ["test_report", "cli_matrix.sh"],
     "lib/report/judge.c": ["test_report", "cli_matrix.sh"],
+    "lib/report/junit.c": ["test_report", "cli_matrix.sh"],
+    "lib/report/kcidb.c": ["test_report", "cli_matrix.sh"],
     "lib/report/matrix.c": ["test_matrix", "cli_matrix.sh"],
     "lib/model/diff.c": ["test_diff", "cli_diff.sh"],
     "lib/base/outfile.c": ["test_outfile", "cli_outputs.sh"],

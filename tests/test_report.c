@@ -12,6 +12,7 @@
 
 #include "errata.h"
 #include "judge.h"
+#include "kcidb.h"
 #include "log.h"
 #include "report.h"
 #include "results.h"

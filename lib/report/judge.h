@@ -9,6 +9,7 @@
 #include "diff.h"
 #include "errata.h"
 #include "matrix.h"
+#include "report_opts.h"
 #include "results.h"
 
 #include <glib.h>
@@ -28,10 +29,8 @@ enum cell_verdict {
 
 const char *report_verdict_name(enum cell_verdict v);
 
-struct report_options;
-
-/* What a writer is given: the merged matrix, its options (report.h; the
- * judge does not read them) and the baseline the judge compares with. */
+/* What a writer is given: the merged matrix, its options (the judge does
+ * not read them) and the baseline the judge compares with. */
 struct report_ctx {
 	const struct matrix *m;
 	const struct report_options *opts;

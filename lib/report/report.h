@@ -35,6 +35,7 @@
 #define PMUCANARY_REPORT_H
 
 #include "errata.h"
+#include "report_opts.h"
 #include "results.h"
 
 #include <glib.h>
@@ -53,16 +54,6 @@ const char *report_format_name(enum report_format f);
 /* REPORT_FORMAT_COUNT when name is not a format. */
 enum report_format report_format_from_name(const char *name);
 
-struct report_options {
-	const char *const *names;        /* names[i] for sets[i]; NULL: run ids */
-	const struct errata *errata;     /* known errata; NULL: none */
-	const struct result_set *base;   /* baseline: regressions fail; NULL: none */
-	const char *base_name;
-	const char *origin;              /* KCIDB origin, [a-z0-9_]+; NULL: "pmucanary" */
-	bool color;                      /* text: ANSI colours */
-	int width;                       /* text: columns; 0: 120 */
-};
-
 /* Renders sets in format f into out. Fails (-EINVAL) with no sets or a bad
  * origin. opts may be NULL. */
 int report_render(enum report_format f, const struct result_set *const *sets, size_t n,
@@ -80,9 +71,5 @@ struct report_summary {
 
 int report_summarize(const struct result_set *const *sets, size_t n,
 		     const struct report_options *opts, struct report_summary *out);
-
-/* A KCIDB test path component: runs of characters outside [A-Za-z0-9_-]
- * become one '_'; caller g_free()s. */
-char *report_kcidb_component(const char *s);
 
 #endif
