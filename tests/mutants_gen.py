@@ -41,6 +41,7 @@ EXTRA = {
     "lib/abi/profile.c": ["test_profile", "cli_encode.sh"],
     "lib/abi/spec.c": ["test_spec", "test_profile", "cli_encode.sh"],
     "lib/report/report.c": ["test_report", "cli_matrix.sh"],
+    "lib/guests/domxml.c": ["test_domxml", "test_fleet", "test_inject"],
     "lib/report/heatmap.c": ["test_report", "cli_matrix.sh"],
     "lib/report/judge.c": ["test_report", "cli_matrix.sh"],
     "lib/report/junit.c": ["test_report", "cli_matrix.sh"],
