@@ -62,9 +62,10 @@ $(BUILD)/libpmucanary.a: $(LIB_OBJ)
 $(BUILD)/pmucanary: $(CLI_OBJ) $(BUILD)/libpmucanary.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libpmucanary.a $(LDLIBS)
 
-$(AGENT): guest-images/agent.c lib/guests/hbproto.h
+AGENT_SRC := guest-images/agent.c guest-images/agent_lab.c
+$(AGENT): $(AGENT_SRC) guest-images/agent.h lib/guests/hbproto.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Ilib/guests -static -o $@ $< -lpthread
+	$(CC) -std=gnu11 -O2 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Ilib/guests -static -o $@ $(AGENT_SRC) -lpthread
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libpmucanary.a
 	@mkdir -p $(dir $@)
