@@ -47,6 +47,7 @@ EXTRA = {
     "lib/report/junit.c": ["test_report", "cli_matrix.sh"],
     "lib/report/kcidb.c": ["test_report", "cli_matrix.sh"],
     "lib/report/matrix.c": ["test_matrix", "cli_matrix.sh"],
+    "lib/report/matrix_text.c": ["test_matrix", "cli_matrix.sh", "cli_probe.sh"],
     "lib/model/diff.c": ["test_diff", "cli_diff.sh"],
     "lib/base/outfile.c": ["test_outfile", "cli_outputs.sh"],
     "lib/base/infile.c": ["test_infile", "cli_inputs.sh"],
