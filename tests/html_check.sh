@@ -186,7 +186,21 @@ document.getElementById('f').addEventListener('load', function () {
   td.click();
   setTimeout(function () {
     drillLines(d, 'task-clock:u').forEach(function (l) { out.push('rdrill|' + l); });
-    document.getElementById('out').textContent = out.join('\n');
+    /* the filter box as a user types into it (its input handler waits
+     * 150 ms before it applies a filter) */
+    var fs = ['rule', 'rule cpu-clock', 'rule task-clock:u'], box = d.getElementById('filter');
+    (function next(k) {
+      if (k === fs.length) {
+        document.getElementById('out').textContent = out.join('\n');
+        return;
+      }
+      box.value = fs[k];
+      box.dispatchEvent(new w.Event('input'));
+      setTimeout(function () {
+        out.push('rfilter|' + fs[k] + '|' + d.getElementById('fcount').textContent);
+        next(k + 1);
+      }, 400);
+    })(0);
   }, 100);
 });
 </script>
@@ -205,6 +219,13 @@ want "rule: its text and the cells it covers" '^rule\|type=software config=task-
 want "rule: a sample attr with its k/n" '^sample\|sample type=1 size=136 config=0x1 .* exclude_host=1 GUEST_CRASH k/n 2/2$'
 want "rule: the tooltip counts the cells the rule judged" '^rtip\|.*\|[0-9]+ judged by rule type=software config=task-clock \(not armed alone\)\|click for the cells$'
 want "rule: a covered cell's drill-down names the rule" '^rdrill\|rule\|judged by rule type=software config=task-clock \(not armed alone\)$'
+# The filter keyword "rule" keeps the 13 cells the rule judged ("judged":
+# "rule" in the file), none of the cpu-clock cells (no rule covers them),
+# and with "task-clock:u" (specs :u, :uG, :up in two profiles) the 5 of
+# those 6 the rule judged: perf-modern's task-clock:uG was armed alone.
+want "rule: the filter 'rule' keeps the cells the rule judged" '^rfilter\|rule\|13 cells match$'
+want "rule: no cpu-clock cell is judged by a rule" '^rfilter\|rule cpu-clock\|0 cells match$'
+want "rule: 'rule' combines with a spec" '^rfilter\|rule task-clock:u\|5 cells match$'
 cat "$tmp/seen-base" "$tmp/seen-main" >>"$tmp/seen"
 
 if [ $fails -ne 0 ]; then
