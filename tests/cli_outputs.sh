@@ -142,6 +142,15 @@ for p in "${producers[@]}"; do
 	check "$name: dangling symlink: still a link, nothing created" \
 		eval '[ -L "$tmp/dangling-$name/link" ] && only "$tmp/dangling-$name" "link "'
 
+	# A relative path in a working directory that was removed: bad input,
+	# said before the command does its work (it was exit 125 after it).
+	mkdir "$tmp/gone-$name"
+	cmdline "$name" out
+	(cd "$tmp/gone-$name" && rmdir "$tmp/gone-$name" && pmc && echo "$rc" >"$tmp/rc")
+	rc=$(cat "$tmp/rc")
+	check "$name: removed working directory: exit 2 (got $rc)" [ "$rc" -eq 2 ]
+	check "$name: removed working directory: the message names the file" names "cannot write out:"
+
 	# Our own null device: written to, still a character device.
 	cmdline "$name" "$tmp/null"
 	pmc

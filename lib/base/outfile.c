@@ -281,5 +281,10 @@ int outfile_check(const char *path)
 	if (access(dir, W_OK | X_OK) < 0)
 		return pc_fail(errno, "cannot write %s: cannot create a file in %s: %s", path, dir,
 			       g_strerror(errno));
+	/* A removed directory (a deleted working directory) still passes
+	 * access(); no file can be created in it, which the write would find
+	 * only after the whole run. */
+	if (stat(dir, &st) == 0 && st.st_nlink == 0)
+		return pc_fail(ENOENT, "cannot write %s: its directory %s was removed", path, dir);
 	return 0;
 }
