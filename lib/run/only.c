@@ -76,6 +76,7 @@ int only_select(const char *result, const char *const *names, size_t n,
 	g_autoptr(result_set) set = NULL;
 	g_autoptr(GPtrArray) picked = g_ptr_array_new();
 	g_autoptr(GHashTable) seen = g_hash_table_new(NULL, NULL);
+	g_autoptr(GHashTable) keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autofree char *shown = text_escape(result);
 	g_autoptr(run_only) o = NULL;
 	int e;
@@ -99,6 +100,11 @@ int only_select(const char *result, const char *const *names, size_t n,
 	for (guint i = 0; i < picked->len; i++) {
 		const struct cell *c = picked->pdata[i];
 		g_autofree char *cp = text_escape(c->profile), *cs = text_escape(c->spec);
+		char *key = results_cell_key(c->profile, c->spec);
+
+		/* A merged file may hold one cell per kernel: re-tested once. */
+		if (!g_hash_table_add(keys, key))
+			continue;
 
 		if (g_str_has_prefix(c->profile, ONLY_BIN_PREFIX)) {
 			pc_warn("--only %s: cell %s:%s left out: its attr was traced from a perf "
@@ -165,10 +171,10 @@ int only_apply(const struct run_only *o, struct result_set *set)
 	g_autoptr(GHashTable) by_key = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autofree struct cell **match = g_new0(struct cell *, o->cells->len + 1);
 	g_autofree char *shown = text_escape(o->result);
-	g_autoptr(GPtrArray) kept = g_ptr_array_new();
+	g_autoptr(GHashTable) keep = g_hash_table_new(NULL, NULL);
 	json_t *cells = json_array(), *obj;
 	struct cell **all;
-	guint n_all;
+	gsize n_all;
 
 	for (guint i = 0; i < o->cells->len; i++) {
 		const struct only_cell *oc = o->cells->pdata[i];
@@ -195,31 +201,28 @@ int only_apply(const struct run_only *o, struct result_set *set)
 	}
 	for (guint i = 0; i < o->cells->len; i++) {
 		const struct only_cell *oc = o->cells->pdata[i];
-		json_t *ev = json_pack("{s:s,s:s,s:s}", "kind", "only", "result", o->result,
+		json_t *ev = json_pack("{s:s,s:o,s:s}", "kind", "only",
+				       "result", results_json_string(o->result),
 				       "was", outcome_name(oc->was));
 
 		json_object_set_new(ev, "run_id", o->run_id ? json_string(o->run_id) : json_null());
 		json_object_set_new(ev, "why", json_string("re-tested from RESULT (run --only): "
 							   "the outcome here is this run's"));
 		json_array_append_new(match[i]->evidence, ev);
-		g_ptr_array_add(kept, match[i]);
+		g_hash_table_add(keep, match[i]);
 		json_array_append_new(cells, json_pack("{s:s,s:s,s:s}", "profile", oc->profile,
 						       "spec", oc->spec, "was", outcome_name(oc->was)));
 	}
 	/* The scenario's other cells go: the result has only what was re-tested. */
-	all = (struct cell **)g_ptr_array_steal(set->cells, (gsize *)&n_all);
-	for (guint i = 0; i < kept->len; i++)
-		g_ptr_array_add(set->cells, kept->pdata[i]);
-	for (guint i = 0; i < n_all; i++) {
-		bool keep = false;
-
-		for (guint k = 0; k < kept->len && !keep; k++)
-			keep = all[i] == kept->pdata[k];
-		if (!keep)
+	all = (struct cell **)g_ptr_array_steal(set->cells, &n_all);
+	for (gsize i = 0; i < n_all; i++) {
+		if (g_hash_table_contains(keep, all[i]))
+			g_ptr_array_add(set->cells, all[i]);
+		else
 			cell_free(all[i]);
 	}
 	g_free(all);
-	obj = json_pack("{s:s,s:o,s:o,s:I}", "result", o->result,
+	obj = json_pack("{s:o,s:o,s:o,s:I}", "result", results_json_string(o->result),
 			"run_id", o->run_id ? json_string(o->run_id) : json_null(),
 			"cells", cells, "left_out_perf_binary_cells", (json_int_t)o->left_out);
 	json_object_set_new(set->extra ? set->extra : (set->extra = json_object()), "only", obj);
@@ -242,7 +245,7 @@ json_t *only_to_json(const struct run_only *o)
 						       "spec", oc->spec, "attr", attr_to_json(&oc->attr),
 						       "was", outcome_name(oc->was)));
 	}
-	return json_pack("{s:s,s:o,s:o,s:I}", "result", o->result,
+	return json_pack("{s:o,s:o,s:o,s:I}", "result", results_json_string(o->result),
 			 "run_id", o->run_id ? json_string(o->run_id) : json_null(),
 			 "cells", cells, "left_out", (json_int_t)o->left_out);
 }
