@@ -102,6 +102,13 @@ printf '[sweep]\nevents = task-clock\nmodifiers = u\nprofiles = perf-modern\n' >
 check default-scenario-sweep 2 "cell perf-modern:cpu-clock:u of RESULT is not in this scenario's sweep" \
 	run --only "$tmp/run1/run.json"
 
+# A resumed --only run reads its selection from the journal's start line:
+# a damaged one is bad input naming the run directory.
+mkdir -p "$tmp/resumed"
+printf '{"step":"start","seq":0,"only":{"result":"r.json","cells":[]}}\n' >"$tmp/resumed/journal.jsonl"
+cp "$smoke" "$tmp/resumed/scenario.ini"
+check resume-bad-only 2 "$tmp/resumed: bad \"only\" in the start line" run --resume "$tmp/resumed"
+
 if [ -e "$r" ]; then echo "FAIL refused --only runs left run directories: $(ls "$r")"; fail=1
 else echo "ok   refused --only runs leave no run directory"; fi
 
