@@ -394,7 +394,8 @@ static void test_default_selection_arms_only_harm_attrs(void **state)
 static void test_cell_narrows(void **state)
 {
 	struct fixture *fx = with_result(state);
-	static const char *const ok_cell[] = { "perf-modern:cpu-clock" };
+	/* the sweep's first cell: kept like any other */
+	static const char *const ok_cell[] = { "perf-3.6:cpu-clock" };
 	static const char *const harm_cell[] = { "perf-3.6:page-faults:u" };
 	struct fake f, f2;
 	struct runner_guests g = fake_guests(&f), g2 = fake_guests(&f2);
@@ -576,6 +577,12 @@ static void test_json_round_trip(void **state)
 	assert_string_equal(c->spec, "cycles:pp");
 	assert_int_equal(c->attr.precise_ip, 2);
 	assert_int_equal(c->was, OUTCOME_GUEST_CRASH);
+	/* A result file without a run id ("") has none in the selection. */
+	json_object_set_new(j = only_to_json(back), "run_id", json_string(""));
+	assert_int_equal(only_from_json(j, "RUN", &none), 0);
+	json_decref(j);
+	assert_null(none->run_id);
+	g_clear_pointer(&none, only_free);
 	bad = json_pack("{s:s,s:[{s:s,s:s,s:{},s:s}]}", "result", "x", "cells", "profile", "p",
 			"spec", "s", "attr", "was", "MELTED");
 	assert_int_equal(only_from_json(bad, "RUN", &none), -EINVAL);
