@@ -90,7 +90,8 @@ int cmd_run(int argc, char **argv)
 		{ "only", 0, 0, G_OPTION_ARG_FILENAME, &only,
 		  "re-test just the cells of the result file RESULT (a run.json or probe "
 		  "--json) that it marks harmed or failed with an errno, with the same "
-		  "profiles and attrs: one batch per cell, not a sweep. Default SCENARIO: "
+		  "profiles and attrs: one cell that stays clean is one batch, not a sweep. "
+		  "Default SCENARIO: "
 		  "the scenario.ini beside RESULT when it is a run's run.json. Each cell "
 		  "must encode here to RESULT's attr (the type of a dynamic PMU aside), "
 		  "else exit 2 naming its members; cells of traced perf binaries are left "
