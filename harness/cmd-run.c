@@ -3,6 +3,7 @@
 #include "fleet_pool.h"
 #include "lab.h"
 #include "log.h"
+#include "only.h"
 #include "results.h"
 #include "runner.h"
 #include "scenario.h"
@@ -78,14 +79,27 @@ int cmd_run(int argc, char **argv)
 {
 	g_autofree char *resume = NULL, *selftest = NULL, *results = NULL, *uri = NULL;
 	g_autofree char *scenario_path = NULL, *help = keys_help();
-	g_autofree char *label = NULL, *lab_context = NULL;
+	g_autofree char *label = NULL, *lab_context = NULL, *only = NULL;
 	json_t *lab_json = NULL;
-	g_auto(GStrv) bins = NULL;
+	g_auto(GStrv) bins = NULL, cells = NULL;
 	gboolean tcg = FALSE, keep = FALSE;
 	GOptionEntry entries[] = {
 		{ "resume", 0, 0, G_OPTION_ARG_FILENAME, &resume,
 		  "continue the run in RUN_DIR from its journal (with its own scenario "
 		  "and --selftest-harm unless given again)", "RUN_DIR" },
+		{ "only", 0, 0, G_OPTION_ARG_FILENAME, &only,
+		  "re-test just the cells of the result file RESULT (a run.json or probe "
+		  "--json) that it marks harmed or failed with an errno, with the same "
+		  "profiles and attrs: one cell that stays clean is one batch, not a sweep. "
+		  "Default SCENARIO: "
+		  "the scenario.ini beside RESULT when it is a run's run.json. Each cell "
+		  "must encode here to RESULT's attr (the type of a dynamic PMU aside), "
+		  "else exit 2 naming its members; cells of traced perf binaries are left "
+		  "out. Not with --resume (a resumed --only run keeps its cells) or "
+		  "--perf-binary", "RESULT" },
+		{ "cell", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &cells,
+		  "with --only: just this cell of RESULT (repeatable; any outcome but "
+		  "INFRA and REJECTED); one not in RESULT is exit 2", "PROFILE:SPEC" },
 		{ "selftest-harm", 0, 0, G_OPTION_ARG_STRING, &selftest,
 		  "self-test: the guests harm themselves whenever SPEC's attr is armed "
 		  "(HOW: crash, hang, corrupt, reboot, oops; default crash; host-crash panics "
@@ -128,7 +142,9 @@ int cmd_run(int argc, char **argv)
 	g_option_context_set_summary(ctx,
 		"Opens every attr of SCENARIO (default " DEFAULT_SCENARIO "), boots the\n"
 		"fleet, arms the attrs that opened in batches while the guests work,\n"
-		"isolates any attr that harms a guest or the host, and writes the matrix.");
+		"isolates any attr that harms a guest or the host, and writes the matrix.\n"
+		"With --only RESULT, just the cells RESULT marks harmed or failed with an\n"
+		"errno (or --cell names) are opened and armed: a re-test, not a sweep.");
 	g_option_context_set_description(ctx, help);
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_reports_add_entries(ctx, &reports);
@@ -141,12 +157,39 @@ int cmd_run(int argc, char **argv)
 	/* A FILE that cannot be written fails now, not after the sweep. */
 	if (!cli_reports_check("run", &reports))
 		return EXIT_USAGE;
-	/* A resumed run reads the scenario it started with from RUN_DIR. */
-	scenario_path = argc == 2 ? g_strdup(argv[1]) : resume ? NULL : cli_default_scenario();
+	/* One line each, before anything is read: combinations that cannot mean
+	 * anything. */
+	if (only && resume) {
+		fprintf(stderr, "pmucanary run: --only with --resume: a resumed run re-tests the "
+			"cells it started with (its journal keeps them); drop --only\n");
+		return EXIT_USAGE;
+	}
+	if (cells && !only) {
+		fprintf(stderr, "pmucanary run: --cell without --only: --cell picks cells of the "
+			"--only RESULT file\n");
+		return EXIT_USAGE;
+	}
+	if (only && bins) {
+		fprintf(stderr, "pmucanary run: --only with --perf-binary: --only re-tests the "
+			"profiles' cells of RESULT; a traced binary's cells cannot be re-encoded\n");
+		return EXIT_USAGE;
+	}
+	/* A resumed run reads the scenario it started with from RUN_DIR; an
+	 * --only run takes the one RESULT's run kept, if any. */
+	if (argc == 2)
+		scenario_path = g_strdup(argv[1]);
+	else if (only && (scenario_path = only_default_scenario(only)))
+		fprintf(stderr, "pmucanary run: --only: scenario %s (the one RESULT's run used)\n",
+			scenario_path);
+	else if (!resume)
+		scenario_path = cli_default_scenario();
 	o.scenario = scenario_path;
 	o.results_dir = results;
 	o.resume_dir = resume;
 	o.tcg = tcg;
+	o.only_result = only;
+	o.only_cells = (const char *const *)cells;
+	o.only_cell_count = cells ? g_strv_length(cells) : 0;
 	o.perf_binaries = (const char *const *)bins;
 	o.perf_binary_count = bins ? g_strv_length(bins) : 0;
 	if (selftest) {
@@ -215,6 +258,9 @@ int cmd_run(int argc, char **argv)
 	if (rep.selftest)
 		printf("SELF-TEST RUN: harms below were injected by --selftest-harm%s%s\n",
 		       selftest ? " " : "", selftest ? selftest : "");
+	if (rep.only_cells)
+		printf("ONLY: re-tested %u cell(s) of %s, not the scenario's sweep\n",
+		       rep.only_cells, only ? only : "the run's --only RESULT");
 	printf("run %s: %s (%u distinct attrs armed, %u batches, %u culprit(s))\n",
 	       rep.run_id, runner_verdict_name(rep.verdict), rep.distinct_armed, rep.rounds,
 	       rep.culprits);

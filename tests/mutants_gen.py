@@ -54,7 +54,8 @@ EXTRA = {
     "lib/report/repro.c": ["test_repro", "cli_repro.sh"],
     "lib/run/isolate.c": ["test_isolate", "test_runner"],
     "lib/run/rule.c": ["test_rule", "test_isolate"],
-    "lib/run/runner.c": ["test_runner", "cli_run.sh"],
+    "lib/run/runner.c": ["test_runner", "test_only", "cli_run.sh"],
+    "lib/run/only.c": ["test_only", "cli_only.sh"],
     "lib/base/jsonstr.c": ["test_jsonstr", "test_results"],
     # probe --list-all prints its cells' lines (the tries after the first)
     "lib/model/results.c": ["test_results", "cli_probe.sh"],
@@ -65,7 +66,7 @@ EXTRA = {
     "harness/cmd-probe.c": ["cli_probe.sh"],
     "harness/cmd-diff.c": ["cli_diff.sh"],
     "harness/cmd-matrix.c": ["cli_matrix.sh"],
-    "harness/cmd-run.c": ["cli_run.sh"],
+    "harness/cmd-run.c": ["cli_run.sh", "cli_only.sh"],
     "harness/cmd-lab.c": ["cli_lab.sh"],
     "harness/cmd-trace.c": ["cli_trace.sh"],
     "harness/cmd-repro.c": ["cli_repro.sh"],

@@ -4,6 +4,9 @@
  *
  * Lines ("step" names the kind; "ts" is Unix time in ms; "seq" counts lines):
  *   {"step":"start","scenario":{...},"fingerprint":"<hash>"}
+ *                        (the runner adds "selftest", "perf_binaries" and
+ *                        "only", run --only's selection (only.h), that
+ *                        --resume arms the same way)
  *   {"step":"open-done","results":{...}}        errno results of the open phase
  *   {"step":"fleet-up","fleet":{...}}
  *   {"step":"baseline","outcome":"OK"|harm,"verdicts":...}  a dwell, nothing armed

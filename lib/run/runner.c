@@ -11,6 +11,7 @@
 #include "load.h"
 #include "infile.h"
 #include "log.h"
+#include "only.h"
 #include "perfbin.h"
 #include "perfev.h"
 #include "prober.h"
@@ -174,6 +175,7 @@ struct run {
 	unsigned int live_rounds;
 	bool restart_due;       /* the last batch harmed a guest: bring it back before the next */
 	bool guests_up;
+	struct run_only *only;  /* run --only: the cells re-tested, or NULL */
 	const char *selftest_spec;   /* the option's, or the resumed run's */
 	enum runner_harm selftest_harm;
 	/* progress */
@@ -233,6 +235,7 @@ static void run_clear(struct run *r)
 		g_ptr_array_unref(r->harmful);
 	if (r->bins)
 		g_ptr_array_unref(r->bins);
+	only_free(r->only);
 }
 
 /* ---- setup ---------------------------------------------------------------- */
@@ -1226,10 +1229,6 @@ static int probe_binaries(struct run *r)
 	return 0;
 }
 
-/* The scenario file as it was when the run started, kept in the run
- * directory so that `run --resume RUN_DIR` needs nothing else. */
-#define RUN_SCENARIO_FILE "scenario.ini"
-
 static int setup(struct run *r, struct runner_report *rep)
 {
 	const struct runner_opts *o = r->opts;
@@ -1241,15 +1240,28 @@ static int setup(struct run *r, struct runner_report *rep)
 
 	r->selftest_spec = o->selftest_spec;
 	r->selftest_harm = o->selftest_harm;
+	if (o->only_result && o->resume_dir)
+		return pc_fail(EINVAL, "--only with --resume: a resumed run re-tests the cells "
+			       "it started with");
+	if (o->only_result && o->perf_binary_count)
+		return pc_fail(EINVAL, "--only with --perf-binary: --only re-tests the profiles' "
+			       "cells of a result file, a traced binary's cells cannot be selected");
+	if (o->only_result &&
+	    (e = only_select(o->only_result, o->only_cells, o->only_cell_count, &r->only)))
+		return e;
 	if (o->resume_dir) {
-		json_t *st;
+		json_t *st, *only;
 
 		if ((e = journal_read(o->resume_dir, &r->replay)))
 			return pc_errno_bad_path(e) ? refail(EINVAL, "--resume: ") : e;
 		/* Without SCENARIO or --selftest-harm, the run's own. */
-		kept = g_build_filename(o->resume_dir, RUN_SCENARIO_FILE, NULL);
+		kept = g_build_filename(o->resume_dir, SCENARIO_RUN_FILE, NULL);
 		if (!scenario_path)
 			scenario_path = kept;
+		/* A run started with --only re-arms only its own cells. */
+		only = json_object_get(r->replay->start, "only");
+		if (only && (e = only_from_json(only, o->resume_dir, &r->only)))
+			return e;
 		st = json_object_get(r->replay->start, "selftest");
 		if (!r->selftest_spec && json_is_object(st)) {
 			r->selftest_spec = json_string_value(json_object_get(st, "spec"));
@@ -1320,7 +1332,8 @@ static int setup(struct run *r, struct runner_report *rep)
 
 	/* Before the run directory exists: bad input leaves nothing behind. */
 	kernel = r->set->kernel ? r->set->kernel : "";
-	if ((e = build_cells(r, kernel)) || (e = selftest_in_sweep(r)))
+	if ((e = build_cells(r, kernel)) || (r->only && (e = only_apply(r->only, r->set))) ||
+	    (e = selftest_in_sweep(r)))
 		return e;
 	if ((e = enumerate_check_testable(r->set, r->bins->len, scenario_path)))
 		return e;
@@ -1360,7 +1373,7 @@ static int setup(struct run *r, struct runner_report *rep)
 			return pc_errno_bad_path(e) ? refail(EINVAL, "--results: ") : e;
 		if ((e = journal_create(r->run_dir, &r->j)))
 			return e;
-		kept = g_build_filename(r->run_dir, RUN_SCENARIO_FILE, NULL);
+		kept = g_build_filename(r->run_dir, SCENARIO_RUN_FILE, NULL);
 		if ((e = infile_read(scenario_path, INFILE_CONFIG, &text, NULL)))
 			return e;
 		if (!g_file_set_contents(kept, text, -1, &err))
@@ -1373,6 +1386,8 @@ static int setup(struct run *r, struct runner_report *rep)
 				"spec", r->selftest_spec, "harm", runner_harm_name(r->selftest_harm)));
 		if (r->bins->len)
 			json_object_set_new(line, "perf_binaries", bins_to_json(r));
+		if (r->only)
+			json_object_set_new(line, "only", only_to_json(r->only));
 		e = journal_append(r->j, "start", line);
 		json_decref(line);
 		if (e)
@@ -1381,6 +1396,7 @@ static int setup(struct run *r, struct runner_report *rep)
 	rep->run_dir = g_strdup(r->run_dir);
 	rep->run_id = g_strdup(r->set->run_id);
 	rep->selftest = r->set->selftest;
+	rep->only_cells = r->only ? r->only->cells->len : 0;
 	return 0;
 }
 

@@ -94,6 +94,15 @@ struct runner_opts {
 	 * means the run's own (from its journal). */
 	const char *const *perf_binaries;
 	size_t perf_binary_count;
+	/* run --only RESULT (only.h): only the cells of the result file at
+	 * only_result that only_cells names ("PROFILE:SPEC", only_cell_count
+	 * of them), or with none its harm and errno cells, are opened and
+	 * armed; each must encode to the attr RESULT has. Not with
+	 * resume_dir: a resumed run keeps the selection it started with
+	 * (its journal's start line). */
+	const char *only_result;
+	const char *const *only_cells;
+	size_t only_cell_count;
 	/* Overrides for tests; 0/NULL keep the scenario's. */
 	unsigned int dwell_ms;
 	const char *kmsg_path;       /* NULL: /dev/kmsg; "" to skip the host log */
@@ -127,6 +136,7 @@ struct runner_report {
 	unsigned int rounds;          /* batches armed (this invocation and before) */
 	unsigned int culprits;
 	bool selftest;
+	unsigned int only_cells;      /* run --only: the cells re-tested (0: a full run) */
 	char *why;                    /* INFRA: what could not be done */
 };
 

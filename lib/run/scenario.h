@@ -20,6 +20,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The scenario file as it was when a run started, kept in its run
+ * directory so that `run --resume RUN_DIR` (and `run --only RUN_DIR/run.json`)
+ * need nothing else. */
+#define SCENARIO_RUN_FILE "scenario.ini"
+
 enum scenario_type {
 	SCENARIO_TYPE_STRING,   /* free text */
 	SCENARIO_TYPE_PATH,     /* a file path; empty for the default */
