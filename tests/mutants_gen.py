@@ -44,6 +44,7 @@ EXTRA = {
     "lib/guests/domxml.c": ["test_domxml", "test_fleet", "test_inject"],
     # the fleet's own files (fleet_priv.h): test_fleet, as fleet.c
     "lib/guests/reaper.c": ["test_fleet"],
+    "lib/guests/restore.c": ["test_fleet"],
     "lib/report/heatmap.c": ["test_report", "cli_matrix.sh"],
     "lib/report/judge.c": ["test_report", "cli_matrix.sh"],
     "lib/report/junit.c": ["test_report", "cli_matrix.sh"],

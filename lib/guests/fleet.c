@@ -25,13 +25,11 @@
 #define FLEET_EVIDENCE_MAX 16384
 #define FLEET_CONSOLE_TAIL_LINES 80
 #define FLEET_CONSOLE_TAIL_BYTES 8192
-#define FLEET_RESTORE_TIMEOUT_MS 15000 /* at least: restored to first heartbeat */
 /* guests booting (or restoring) at once per online CPU: 4 TCG guests on 2
  * CPUs came up all at once in 0.73x the time of two waves of 2
  * (build/bench/fleet --only parallel), the serial parts of each boot
  * overlapping the others' CPU time */
 #define FLEET_PARALLEL_PER_CPU 2
-#define FLEET_RESTORE_TRIES 2 /* failed saves or restores before a guest stays on cold boots */
 
 static const char *const state_names[GUEST_STATE_COUNT] = {
 	"off", "booting", "healthy", "harmed", "infra",
@@ -283,7 +281,7 @@ static void hb_line(const char *line, size_t len, void *opaque)
 	}
 }
 
-static void stream_event(virStreamPtr st, int events, void *opaque)
+void fleet_stream_event(virStreamPtr st, int events, void *opaque)
 {
 	struct guest *g = opaque;
 	struct fleet *f = g->f;
@@ -665,7 +663,7 @@ static int guest_disk_fresh(struct fleet *f, struct guest *g)
 
 /* A new incarnation's watching starts from nothing: its boot id and
  * sequence are its first heartbeat's, whatever the last one saw. */
-static void guest_reset_locked(struct fleet *f, struct guest *g)
+void fleet_guest_reset_locked(struct fleet *f, struct guest *g)
 {
 	hb_reader_init(&g->rd);
 	hb_guest_init(&g->hb, (int64_t)f->cfg.hb_timeout_ms * 1000, !f->cfg.no_work,
@@ -691,7 +689,7 @@ static void guest_reset_locked(struct fleet *f, struct guest *g)
 }
 
 /* Starts guest g (state BOOTING) or records INFRA. Caller holds no lock. */
-static int guest_boot(struct fleet *f, struct guest *g)
+int fleet_guest_boot(struct fleet *f, struct guest *g)
 {
 	const struct fleet_domain_host me = {
 		.cpu_mode = f->cpu_mode, .pid = (int)getpid(), .start = reaper_proc_starttime(getpid()),
@@ -703,7 +701,7 @@ static int guest_boot(struct fleet *f, struct guest *g)
 	int rc;
 
 	g_mutex_lock(&f->lock);
-	guest_reset_locked(f, g);
+	fleet_guest_reset_locked(f, g);
 	g_mutex_unlock(&f->lock);
 
 	/* QEMU (user libvirt-qemu) may open the console file itself */
@@ -713,7 +711,7 @@ static int guest_boot(struct fleet *f, struct guest *g)
 		rc = virt_domain_create(f->conn, xml, true, &dom);
 	pc_debug("%s: domain started in %.0f ms", g->name, (g_get_monotonic_time() - g->started_us) / 1e3);
 	if (rc == 0)
-		rc = virt_channel_open(f->conn, dom, HB_PORT_NAME, stream_event, g, &st);
+		rc = virt_channel_open(f->conn, dom, HB_PORT_NAME, fleet_stream_event, g, &st);
 	g_mutex_lock(&f->lock);
 	if (rc < 0) {
 		g_autofree char *ev = g_strdup_printf("cannot start: %s", pc_errmsg());
@@ -763,7 +761,7 @@ int fleet_start(struct fleet *f)
 			break;
 		}
 		g_mutex_unlock(&f->lock);
-		guest_boot(f, &f->g[next++]);
+		fleet_guest_boot(f, &f->g[next++]);
 	}
 	if (infra)
 		return pc_fail(EIO, "%u of %u guests did not come up (INFRA)", infra, f->n);
@@ -804,7 +802,7 @@ static void guest_pull_logs(struct fleet *f, struct guest *g, const char *disk)
 }
 
 /* Destroys guest g; no verdict for it. */
-static void guest_stop(struct fleet *f, struct guest *g)
+void fleet_guest_stop(struct fleet *f, struct guest *g)
 {
 	virDomainPtr dom;
 	virStreamPtr st;
@@ -864,7 +862,7 @@ int fleet_stop_harmed_disks(struct fleet *f)
 		harmed = g->harm != NULL && g->dom != NULL;
 		g_mutex_unlock(&f->lock);
 		if (harmed) {
-			guest_stop(f, g);
+			fleet_guest_stop(f, g);
 			n++;
 		}
 	}
@@ -878,7 +876,7 @@ int fleet_stop(struct fleet *f)
 	if (!f)
 		return 0;
 	for (unsigned int i = 0; i < f->n; i++) {
-		guest_stop(f, &f->g[i]);
+		fleet_guest_stop(f, &f->g[i]);
 		/* the saved images go with the guests */
 		if (f->g[i].snap[0])
 			unlink(f->g[i].snap);
@@ -1090,196 +1088,6 @@ int fleet_wait_heartbeats(struct fleet *f, unsigned int count, unsigned int time
 		rc = pc_fail(EIO, "%s is %s", left->name, guest_state_name(left->state));
 	g_mutex_unlock(&f->lock);
 	return rc;
-}
-
-/* ---- restore instead of reboot ---- */
-
-/* Initramfs guests only: a disk guest's memory over its fresh overlay is
- * not the disk it booted from, and 9p shares (lab hosts) block saving. */
-static bool fleet_restores(const struct fleet *f)
-{
-	return !f->cfg.cold_restart && !f->cfg.disk && !f->cfg.share_count;
-}
-
-/* <run_dir>/<name>.<pid>-<start>.save: the owner in the name lets a later
- * fleet remove what a killed harness left (fleet_reap_saves). */
-static char *guest_save_path(const struct fleet *f, const struct guest *g)
-{
-	return g_strdup_printf("%s/%s.%d-%llu" FLEET_SAVE_SUFFIX, f->run_dir, g->name, (int)getpid(),
-			       reaper_proc_starttime(getpid()));
-}
-
-/* Waits while g is BOOTING, at most timeout_ms (0: until the monitor's
- * boot timeout decides): 0 when it is HEALTHY. */
-static int guest_wait_up(struct fleet *f, struct guest *g, unsigned int timeout_ms)
-{
-	int64_t end = timeout_ms ? g_get_monotonic_time() + (int64_t)timeout_ms * 1000 : INT64_MAX;
-	int rc;
-
-	g_mutex_lock(&f->lock);
-	while (g->state == GUEST_STATE_BOOTING && !fleet_signal_pending() &&
-	       g_get_monotonic_time() < end)
-		g_cond_wait_until(&f->cond, &f->lock, MIN(end, g_get_monotonic_time() + 50000));
-	rc = g->state == GUEST_STATE_HEALTHY ? 0 : -EIO;
-	g_mutex_unlock(&f->lock);
-	return rc;
-}
-
-/* Starts guest g from its saved image (BOOTING until its first heartbeat;
- * the heartbeat state starts over as for a boot). No verdict when the
- * restore fails: the caller boots the guest cold. */
-static int guest_restore(struct fleet *f, struct guest *g)
-{
-	virDomainPtr dom = NULL;
-	virStreamPtr st = NULL;
-	int rc;
-
-	g_mutex_lock(&f->lock);
-	guest_reset_locked(f, g);
-	g_strlcpy(g->uuid, g->snap_uuid, sizeof(g->uuid));
-	g->await_started = true;
-	g->restored = true;
-	g_mutex_unlock(&f->lock);
-	unlink(g->console);
-	rc = virt_domain_restore(f->conn, g->snap, g->name, &dom);
-	if (rc == 0)
-		rc = virt_channel_open(f->conn, dom, HB_PORT_NAME, stream_event, g, &st);
-	/* the saved agent sleeps out a heartbeat interval: wake it (an agent
-	 * that does not know the word only logs it) */
-	if (rc == 0 && virt_stream_send(st, HB_CMD_BEAT "\n", strlen(HB_CMD_BEAT) + 1) < 0)
-		pc_debug("%s: %s: %s", g->name, HB_CMD_BEAT, pc_errmsg());
-	g_mutex_lock(&f->lock);
-	if (rc < 0) {
-		g_strlcpy(g->restore_note, pc_errmsg(), sizeof(g->restore_note));
-		g->stopping = true;
-		g->state = GUEST_STATE_OFF;
-		g_mutex_unlock(&f->lock);
-		virt_domain_destroy(dom);
-		virt_domain_free(dom);
-		return rc;
-	}
-	g->dom = dom;
-	g->st = st;
-	g_mutex_unlock(&f->lock);
-	return 0;
-}
-
-/* A restore that failed (or a restored guest that never sent a heartbeat)
- * is said in the log and the guest's status; its image goes. */
-static void guest_restore_failed(struct fleet *f, struct guest *g, const char *why)
-{
-	g_mutex_lock(&f->lock);
-	if (why)
-		g_strlcpy(g->restore_note, why, sizeof(g->restore_note));
-	g->restore_failures++;
-	pc_warn("%s: restore from %s failed (%s): booting it cold", g->name, g->snap, g->restore_note);
-	g_mutex_unlock(&f->lock);
-	guest_stop(f, g);
-	unlink(g->snap);
-	g->snap[0] = 0;
-}
-
-/* A restored guest runs on from a heartbeat interval's sleep; a loaded
- * host slows it, and a cold boot after a false failure costs far more. */
-static unsigned int restore_timeout_ms(const struct fleet *f)
-{
-	return MAX(2 * f->cfg.hb_timeout_ms, FLEET_RESTORE_TIMEOUT_MS);
-}
-
-/* Restores g and waits for its first heartbeat: 0, or <0 with g OFF and
- * its image gone. */
-static int guest_restore_up(struct fleet *f, struct guest *g)
-{
-	int64_t t0 = g_get_monotonic_time();
-	g_autofree char *why = NULL;
-	int rc = guest_restore(f, g);
-
-	if (rc == 0 && (rc = guest_wait_up(f, g, restore_timeout_ms(f))) < 0) {
-		g_mutex_lock(&f->lock);
-		why = g_strdup_printf("restored guest %s, no heartbeat within %u ms",
-				      guest_state_name(g->state), restore_timeout_ms(f));
-		g_mutex_unlock(&f->lock);
-	}
-	if (rc < 0) {
-		guest_restore_failed(f, g, why);
-		return -EIO;
-	}
-	g_mutex_lock(&f->lock);
-	g->restores++;
-	g_mutex_unlock(&f->lock);
-	pc_info("%s: restored, first heartbeat %.0f ms after the restore began", g->name,
-		 (g_get_monotonic_time() - t0) / 1e3);
-	return 0;
-}
-
-/* Saves g, freshly booted and idle (nothing sent to it yet), and brings it
- * back from the image at once, so that an image that cannot restore is
- * known now. 0: g is HEALTHY again; <0: g is OFF. */
-static int guest_save(struct fleet *f, struct guest *g)
-{
-	g_autofree char *path = guest_save_path(f, g);
-	int64_t t0 = g_get_monotonic_time();
-	virDomainPtr dom;
-	virStreamPtr st;
-	int rc;
-
-	g_mutex_lock(&f->lock);
-	g->stopping = true;
-	dom = g->dom;
-	st = g->st;
-	g->dom = NULL;
-	g->st = NULL;
-	g_strlcpy(g->snap_uuid, g->uuid, sizeof(g->snap_uuid));
-	g_mutex_unlock(&f->lock);
-	virt_stream_close(st);
-	rc = virt_domain_save(dom, path);
-	if (rc < 0) {
-		g_mutex_lock(&f->lock);
-		g->restore_failures++;
-		snprintf(g->restore_note, sizeof(g->restore_note), "cannot save: %s", pc_errmsg());
-		pc_warn("%s: %s; its restarts are cold boots", g->name, g->restore_note);
-		g->state = GUEST_STATE_OFF;
-		g_mutex_unlock(&f->lock);
-		virt_domain_destroy(dom);
-		virt_domain_free(dom);
-		unlink(path);
-		return rc;
-	}
-	virt_domain_free(dom);
-	g_strlcpy(g->snap, path, sizeof(g->snap));
-	pc_info("%s: saved to %s in %.0f ms", g->name, path, (g_get_monotonic_time() - t0) / 1e3);
-	return guest_restore_up(f, g);
-}
-
-int fleet_restart_guest(struct fleet *f, unsigned int i)
-{
-	struct guest *g;
-	int rc;
-
-	if (i >= f->n)
-		return pc_fail(EINVAL, "no guest %u", i);
-	g = &f->g[i];
-	guest_stop(f, g);
-	g_mutex_lock(&f->lock);
-	g->state = GUEST_STATE_OFF;
-	g->restarts++;
-	g_mutex_unlock(&f->lock);
-	if (g->snap[0] && guest_restore_up(f, g) == 0)
-		return 0;
-	rc = guest_boot(f, g);
-	if (rc < 0)
-		return rc;
-	if (guest_wait_up(f, g, 0) < 0)
-		return pc_fail(EIO, "%s did not come up again", g->name);
-	/* The first cold restart pays for the image that the next ones
-	 * restore; a guest whose images keep failing stays on cold boots. */
-	if (fleet_restores(f) && g->restore_failures < FLEET_RESTORE_TRIES && guest_save(f, g) < 0) {
-		if ((rc = guest_boot(f, g)) < 0)
-			return rc;
-		if (guest_wait_up(f, g, 0) < 0)
-			return pc_fail(EIO, "%s did not come up again", g->name);
-	}
-	return 0;
 }
 
 int fleet_send_command(struct fleet *f, unsigned int i, const char *line)

@@ -1,9 +1,10 @@
 /* The fleet's internals: struct fleet, struct guest and the functions the
  * files of the fleet call across. PRIVATE: only the files that implement
  * fleet.h include it -- fleet.c (the fleet's lifecycle: new, start, stop,
- * free, boot, verdicts, the public queries) and reaper.c (what a killed
- * run left, and the watcher that cleans up after a SIGKILL). Everyone else
- * uses fleet.h.
+ * free, boot, verdicts, the public queries), reaper.c (what a killed
+ * run left, and the watcher that cleans up after a SIGKILL) and restore.c
+ * (save and restore of guests, fleet_restart_guest). Everyone else uses
+ * fleet.h.
  *
  * Locking: f->lock guards every field of struct fleet and struct guest
  * that the event-loop and monitor threads touch; a function named *_locked
@@ -87,6 +88,17 @@ struct fleet {
 	char cpu_mode[32];
 	GPtrArray *disk_owners; /* struct disk_owner: the disk's chain before libvirt */
 };
+
+/* ---- fleet.c ---- */
+
+/* A new incarnation's watching starts from nothing (f->lock held). */
+void fleet_guest_reset_locked(struct fleet *f, struct guest *g);
+/* Starts guest g (state BOOTING) or records INFRA. Caller holds no lock. */
+int fleet_guest_boot(struct fleet *f, struct guest *g);
+/* Destroys guest g; no verdict for it. Caller holds no lock. */
+void fleet_guest_stop(struct fleet *f, struct guest *g);
+/* The heartbeat channel's stream callback (opaque: the guest). */
+void fleet_stream_event(virStreamPtr st, int events, void *opaque);
 
 /* ---- reaper.c ---- */
 
