@@ -43,6 +43,7 @@ EXTRA = {
     "lib/report/report.c": ["test_report", "cli_matrix.sh"],
     "lib/guests/domxml.c": ["test_domxml", "test_fleet", "test_inject"],
     # the fleet's own files (fleet_priv.h): test_fleet, as fleet.c
+    "lib/guests/monitor.c": ["test_fleet"],
     "lib/guests/reaper.c": ["test_fleet"],
     "lib/guests/restore.c": ["test_fleet"],
     "lib/report/heatmap.c": ["test_report", "cli_matrix.sh"],

@@ -1,10 +1,10 @@
 /* The fleet's internals: struct fleet, struct guest and the functions the
  * files of the fleet call across. PRIVATE: only the files that implement
  * fleet.h include it -- fleet.c (the fleet's lifecycle: new, start, stop,
- * free, boot, verdicts, the public queries), reaper.c (what a killed
- * run left, and the watcher that cleans up after a SIGKILL) and restore.c
- * (save and restore of guests, fleet_restart_guest). Everyone else uses
- * fleet.h.
+ * free, boot, verdicts, the public queries), monitor.c (libvirt's
+ * callbacks and the monitor thread), restore.c (save and restore of
+ * guests, fleet_restart_guest) and reaper.c (what a killed run left, and
+ * the watcher that cleans up after a SIGKILL). Everyone else uses fleet.h.
  *
  * Locking: f->lock guards every field of struct fleet and struct guest
  * that the event-loop and monitor threads touch; a function named *_locked
@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#define FLEET_CONSOLE_DELAY_US 600000 /* let the guest finish printing */
+#define FLEET_CONSOLE_TAIL_LINES 80
 /* A guest's saved image: <run_dir>/<name>.<pid>-<start>.save */
 #define FLEET_SAVE_SUFFIX ".save"
 
@@ -91,14 +93,33 @@ struct fleet {
 
 /* ---- fleet.c ---- */
 
+/* The last max_lines lines of the console at path from offset `from` (or
+ * its tail), printable; g_free() it. */
+char *fleet_console_tail(const char *path, off_t from, unsigned int max_lines);
+/* Adds a line to v's evidence, up to a bound. */
+void fleet_evidence_append(struct fleet_verdict *v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Records a verdict of guest g, or, while g is HARMED, evidence of its
+ * harm (f->lock held). */
+void fleet_guest_verdict_locked(struct guest *g, enum outcome kind, const char *evidence);
 /* A new incarnation's watching starts from nothing (f->lock held). */
 void fleet_guest_reset_locked(struct fleet *f, struct guest *g);
 /* Starts guest g (state BOOTING) or records INFRA. Caller holds no lock. */
 int fleet_guest_boot(struct fleet *f, struct guest *g);
 /* Destroys guest g; no verdict for it. Caller holds no lock. */
 void fleet_guest_stop(struct fleet *f, struct guest *g);
-/* The heartbeat channel's stream callback (opaque: the guest). */
-void fleet_stream_event(virStreamPtr st, int events, void *opaque);
+
+/* ---- monitor.c ---- */
+
+/* libvirt's callbacks, on its event-loop thread: the heartbeat channel's
+ * stream (opaque: the guest), lifecycle and reboot events and the
+ * connection's close (opaque: the fleet). */
+void monitor_stream_event(virStreamPtr st, int events, void *opaque);
+void monitor_lifecycle_event(virDomainPtr dom, int event, int detail, void *opaque);
+void monitor_reboot_event(virDomainPtr dom, void *opaque);
+void monitor_conn_closed(int reason, void *opaque);
+/* The monitor thread (data: the fleet), until f->quit. */
+gpointer monitor_main(gpointer data);
 
 /* ---- reaper.c ---- */
 

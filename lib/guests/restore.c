@@ -63,7 +63,7 @@ static int guest_restore(struct fleet *f, struct guest *g)
 	unlink(g->console);
 	rc = virt_domain_restore(f->conn, g->snap, g->name, &dom);
 	if (rc == 0)
-		rc = virt_channel_open(f->conn, dom, HB_PORT_NAME, fleet_stream_event, g, &st);
+		rc = virt_channel_open(f->conn, dom, HB_PORT_NAME, monitor_stream_event, g, &st);
 	/* the saved agent sleeps out a heartbeat interval: wake it (an agent
 	 * that does not know the word only logs it) */
 	if (rc == 0 && virt_stream_send(st, HB_CMD_BEAT "\n", strlen(HB_CMD_BEAT) + 1) < 0)
