@@ -63,6 +63,7 @@ EXTRA = {
     # probe --list-all prints its cells' lines (the tries after the first)
     "lib/model/results.c": ["test_results", "cli_probe.sh"],
     "lib/model/results_read.c": ["test_results", "cli_probe.sh"],
+    "lib/model/results_write.c": ["test_results", "cli_probe.sh"],
     "lib/host/perfev.c": ["test_perfev", "test_prober"],
     # the errno outcomes by name reach the user through encode --fail
     "lib/model/outcome.c": ["test_outcome", "test_attr", "cli_encode.sh"],
