@@ -3,6 +3,7 @@
  * verdicts and their evidence, and the public queries. The watching is in
  * monitor.c, restores in restore.c, what a killed run left in reaper.c;
  * what they share is fleet_priv.h. */
+#include "fleet.h"
 #include "fleet_priv.h"
 #include "inject.h"
 #include "heartbeat.h"

@@ -6,13 +6,16 @@
  * guests, fleet_restart_guest) and reaper.c (what a killed run left, and
  * the watcher that cleans up after a SIGKILL). Everyone else uses fleet.h.
  *
+ * Include fleet.h before it: it is the inside of fleet.h's module, and an
+ * include of fleet.h from here would be a circle (fleet -> fleet_priv ->
+ * fleet) for tests/cli_layers.sh.
+ *
  * Locking: f->lock guards every field of struct fleet and struct guest
  * that the event-loop and monitor threads touch; a function named *_locked
  * is called with it held. libvirt is never called with it held. */
 #ifndef PMUCANARY_FLEET_PRIV_H
 #define PMUCANARY_FLEET_PRIV_H
 
-#include "fleet.h"
 #include "heartbeat.h"
 #include "virt.h"
 

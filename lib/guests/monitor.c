@@ -4,7 +4,9 @@
  * time-based conditions (hang, stall, boot timeout), injects NMIs, lets a
  * panicked guest flush its console and completes the evidence from the
  * console logs. Both take f->lock; libvirt is never called with it held. */
+#include "fleet.h"
 #include "fleet_priv.h"
+
 #include "heartbeat.h"
 #include "log.h"
 #include "virt.h"

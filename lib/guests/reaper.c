@@ -10,7 +10,9 @@
  *
  * fleet_new() calls into this file, which is what links it into a program
  * from the static library: the watcher's constructor is here. */
+#include "fleet.h"
 #include "fleet_priv.h"
+
 #include "log.h"
 #include "virt.h"
 

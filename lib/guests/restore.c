@@ -2,7 +2,9 @@
  * comes back from the saved image of its first fresh, idle incarnation
  * instead of booting cold; an image that cannot be saved or restored sends
  * the guest back to cold boots (fleet_priv.h; the fleet is in fleet.c). */
+#include "fleet.h"
 #include "fleet_priv.h"
+
 #include "log.h"
 #include "virt.h"
 

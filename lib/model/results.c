@@ -2,6 +2,7 @@
  * cells, the limitations, the lookups (cell keys, rules) and the readable
  * matrix. The file is read in results_read.c and written in
  * results_write.c. */
+#include "results.h"
 #include "results_priv.h"
 
 #include "log.h"

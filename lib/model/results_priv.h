@@ -4,8 +4,6 @@
 #ifndef PMUCANARY_RESULTS_PRIV_H
 #define PMUCANARY_RESULTS_PRIV_H
 
-#include "results.h"
-
 /* The top-level and cell keys the schema names (NULL-terminated): the
  * reader keeps the others in `extra`, the writer writes them back. */
 extern const char *const results_set_keys[];

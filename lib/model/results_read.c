@@ -1,6 +1,7 @@
 /* Reading result files (results.h): pmucanary/2 and /1, from a jansson
  * tree (results_from_json) or from a file, plain or gzip, through infile
  * (results_read_json), cell by cell without the whole file's tree. */
+#include "results.h"
 #include "results_priv.h"
 
 #include "attr.h"

@@ -1,6 +1,7 @@
 /* Writing result files (results.h): the jansson tree (results_to_json),
  * and the same document as text straight from the model
  * (results_to_text, results_write_json through outfile). */
+#include "results.h"
 #include "results_priv.h"
 
 #include "attr.h"
