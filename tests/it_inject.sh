@@ -333,7 +333,7 @@ INI
 		bad "the SIGTERMed run left a domain"
 
 	# SIGKILL once the fleet is up: the harness cleans nothing, its watcher
-	# (lib/guests/fleet.c) destroys the guests and removes the overlay
+	# (lib/guests/reaper.c) destroys the guests and removes the overlay
 	t5=$SECONDS
 	mixed_up kill
 	kid=$rid

@@ -42,6 +42,10 @@ EXTRA = {
     "lib/abi/spec.c": ["test_spec", "test_profile", "cli_encode.sh"],
     "lib/report/report.c": ["test_report", "cli_matrix.sh"],
     "lib/guests/domxml.c": ["test_domxml", "test_fleet", "test_inject"],
+    # the fleet's own files (fleet_priv.h): test_fleet, as fleet.c
+    "lib/guests/monitor.c": ["test_fleet"],
+    "lib/guests/reaper.c": ["test_fleet"],
+    "lib/guests/restore.c": ["test_fleet"],
     "lib/report/heatmap.c": ["test_report", "cli_matrix.sh"],
     "lib/report/judge.c": ["test_report", "cli_matrix.sh"],
     "lib/report/junit.c": ["test_report", "cli_matrix.sh"],
@@ -59,6 +63,8 @@ EXTRA = {
     "lib/base/jsonstr.c": ["test_jsonstr", "test_results"],
     # probe --list-all prints its cells' lines (the tries after the first)
     "lib/model/results.c": ["test_results", "cli_probe.sh"],
+    "lib/model/results_read.c": ["test_results", "cli_probe.sh"],
+    "lib/model/results_write.c": ["test_results", "cli_probe.sh"],
     "lib/host/perfev.c": ["test_perfev", "test_prober"],
     # the errno outcomes by name reach the user through encode --fail
     "lib/model/outcome.c": ["test_outcome", "test_attr", "cli_encode.sh"],

@@ -1,5 +1,5 @@
 /* One JSON string writer for the text this project writes by hand: the
- * results file (results.c), the KCIDB report (report.c) and the data in
+ * results file (results_write.c), the KCIDB report (report.c) and the data in
  * the HTML heatmap (heatmap.c). Escapes are jansson's, so text written
  * here reads back, and compares, like text json_dumps() wrote; the flags
  * hold the few ways the three outputs differ. */

@@ -1,10 +1,10 @@
-/* A fleet of guests watched through their heartbeats (see fleet.h).
- *
- * Threads: libvirt's event loop (lib/guests/virt.c) delivers lifecycle events and
- * heartbeat-stream data; a monitor thread checks time-based conditions
- * (hang, stall, boot timeout), injects NMIs and completes evidence from the
- * console logs. Both take f->lock; libvirt is never called with it held. */
+/* A fleet of guests watched through their heartbeats (see fleet.h): its
+ * lifecycle (new, start, stop, free), booting and stopping guests, the
+ * verdicts and their evidence, and the public queries. The watching is in
+ * monitor.c, restores in restore.c, what a killed run left in reaper.c;
+ * what they share is fleet_priv.h. */
 #include "fleet.h"
+#include "fleet_priv.h"
 #include "inject.h"
 #include "heartbeat.h"
 #include "log.h"
@@ -17,27 +17,16 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define FLEET_TICK_US 10000
-#define FLEET_CONSOLE_DELAY_US 600000 /* let the guest finish printing */
 #define FLEET_EVIDENCE_MAX 16384
-#define FLEET_CONSOLE_TAIL_LINES 80
 #define FLEET_CONSOLE_TAIL_BYTES 8192
-#define FLEET_RECONNECT_US (30 * G_USEC_PER_SEC) /* a restarted libvirtd answers in ~1 s */
-#define FLEET_SAVE_SUFFIX ".save"
-#define FLEET_RESTORE_TIMEOUT_MS 15000 /* at least: restored to first heartbeat */
-#define FLEET_WATCHER_ENV "PMUCANARY_FLEET_WATCHER"
-#define FLEET_WATCHER_LINGER_US (6 * G_USEC_PER_SEC) /* a restore in flight lands */
-#define FLEET_WATCHER_MAX_S 60
 /* guests booting (or restoring) at once per online CPU: 4 TCG guests on 2
  * CPUs came up all at once in 0.73x the time of two waves of 2
  * (build/bench/fleet --only parallel), the serial parts of each boot
  * overlapping the others' CPU time */
 #define FLEET_PARALLEL_PER_CPU 2
-#define FLEET_RESTORE_TRIES 2 /* failed saves or restores before a guest stays on cold boots */
 
 static const char *const state_names[GUEST_STATE_COUNT] = {
 	"off", "booting", "healthy", "harmed", "infra",
@@ -47,71 +36,6 @@ const char *guest_state_name(enum guest_state s)
 {
 	return s < GUEST_STATE_COUNT ? state_names[s] : "?";
 }
-
-struct guest {
-	struct fleet *f;
-	unsigned int idx;
-	char name[96];
-	char console[512];
-	virDomainPtr dom;
-	char uuid[VIR_UUID_STRING_BUFLEN]; /* events of an earlier incarnation are not ours */
-	virStreamPtr st;
-	bool st_hup;            /* stream ended; closed from normal context */
-	enum guest_state state;
-	struct hb_reader rd;
-	struct hb_guest hb;
-	int64_t started_us;
-	double first_hb_s;
-	unsigned int restarts;
-	bool stopping;          /* the fleet asked for the stop */
-	bool gone;              /* domain no longer running */
-	/* the open harm verdict and its pending evidence */
-	struct fleet_verdict *harm;
-	int64_t console_due_us; /* append the console tail at this time; 0: none */
-	off_t console_mark;     /* console size when harm was seen */
-	bool nmi_pending;
-	bool nmi_done;
-	/* QEMU pauses at the pvpanic notifier, before the kernel flushes what
-	 * it printed in NMI context: resume briefly, then pause again */
-	int64_t flush_until_us;  /* 0: none; >0: pause at this time */
-	bool flush_resume;       /* resume now */
-	bool logs_pulled;        /* a harmed disk guest's own logs are read (once) */
-	/* Restore instead of reboot (fleet.h): the saved image of this guest's
-	 * first fresh, idle incarnation after a cold restart. Every restored
-	 * incarnation has that one's UUID, so the events of the one it
-	 * replaces are told apart by order: they come before its STARTED
-	 * event (or its first heartbeat) on the one connection. */
-	char snap[512];          /* "" none */
-	char snap_uuid[VIR_UUID_STRING_BUFLEN];
-	bool await_started;
-	bool restored;           /* this incarnation came from snap */
-	unsigned int restores, restore_failures;
-	char restore_note[256];  /* the last failed restore */
-};
-
-struct fleet {
-	struct fleet_config cfg;
-	char *uri, *run_id, *run_dir, *kernel, *initrd, *extra;
-	char *disk, *disk_root;       /* disk guests (fleet_config) */
-	char *disk_kernel, *disk_initrd;
-	struct fleet_share *shares;   /* deep copy of cfg->shares */
-	virConnectPtr conn;
-	int ev_ids[2];
-	enum fleet_accel accel;
-	GMutex lock;
-	GCond cond;
-	struct guest *g;
-	unsigned int n;
-	GPtrArray *verdicts;    /* struct fleet_verdict *, the timeline */
-	int64_t t0_us;
-	GThread *monitor;
-	bool quit;
-	bool conn_lost;
-	bool close_cb;
-	int watcher_fd;         /* socket to this fleet's watcher (fleet_watcher_start) */
-	char cpu_mode[32];
-	GPtrArray *disk_owners; /* struct disk_owner: the disk's chain before libvirt */
-};
 
 /* libvirt's DAC driver gives every file of a disk's backing chain to the
  * qemu user and, for the read-only backing files, never gives them back:
@@ -189,32 +113,12 @@ static struct fleet_verdict *verdict_copy(const struct fleet_verdict *v)
 
 /* ---- XML ---- */
 
-static unsigned long long proc_starttime(pid_t pid)
-{
-	g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
-	g_autofree char *buf = NULL;
-	unsigned long long st = 0;
-	char *p;
-
-	if (!g_file_get_contents(path, &buf, NULL, NULL))
-		return 0;
-	p = strrchr(buf, ')'); /* comm may hold spaces */
-	if (!p)
-		return 0;
-	/* field 22 is starttime; after ')' come fields 3.. */
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		st = g_ascii_strtoull(p + 1, NULL, 10);
-	return st;
-}
-
 char *fleet_domain_xml(const struct fleet_config *cfg, enum fleet_accel accel,
 		       const char *name, const char *console_path, unsigned int n)
 {
 	const struct fleet_domain_host me = {
 		.cpu_mode = accel == FLEET_ACCEL_KVM ? "host-passthrough" : cfg->nested ? "maximum" : NULL,
-		.pid = (int)getpid(), .start = proc_starttime(getpid()),
+		.pid = (int)getpid(), .start = reaper_proc_starttime(getpid()),
 	};
 
 	return fleet_domain_xml_pure(cfg, accel, name, console_path, n, &me);
@@ -230,7 +134,7 @@ static off_t file_size(const char *path)
 }
 
 /* The last lines of the console from offset `from` (or the tail), printable. */
-static char *console_tail(const char *path, off_t from, unsigned int max_lines)
+char *fleet_console_tail(const char *path, off_t from, unsigned int max_lines)
 {
 	g_autofree char *buf = NULL;
 	off_t size = file_size(path);
@@ -273,10 +177,7 @@ static char *console_tail(const char *path, off_t from, unsigned int max_lines)
 	return g_string_free(out, FALSE);
 }
 
-static void evidence_append(struct fleet_verdict *v, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void evidence_append(struct fleet_verdict *v, const char *fmt, ...)
+void fleet_evidence_append(struct fleet_verdict *v, const char *fmt, ...)
 {
 	va_list ap;
 	g_autofree char *add = NULL;
@@ -302,7 +203,7 @@ static double rel_s(const struct fleet *f, int64_t t_us)
 	return (t_us - f->t0_us) / 1e6;
 }
 
-static void guest_verdict_locked(struct guest *g, enum outcome kind, const char *evidence)
+void fleet_guest_verdict_locked(struct guest *g, enum outcome kind, const char *evidence)
 {
 	struct fleet *f = g->f;
 	int64_t now = g_get_monotonic_time();
@@ -310,7 +211,7 @@ static void guest_verdict_locked(struct guest *g, enum outcome kind, const char 
 
 	if (g->state == GUEST_STATE_HARMED && g->harm) {
 		/* what follows a harm is evidence, not a new verdict */
-		evidence_append(g->harm, "then at %.3f s: %s: %s", rel_s(f, now), outcome_name(kind),
+		fleet_evidence_append(g->harm, "then at %.3f s: %s: %s", rel_s(f, now), outcome_name(kind),
 				evidence);
 		if (g->console_due_us)
 			g->console_due_us = MAX(g->console_due_us, now + FLEET_CONSOLE_DELAY_US);
@@ -332,538 +233,6 @@ static void guest_verdict_locked(struct guest *g, enum outcome kind, const char 
 	g->console_mark = file_size(g->console);
 	pc_info("%s: %s at %.3f s: %s", g->name, outcome_name(kind), v->t_s, evidence);
 	g_cond_broadcast(&f->cond);
-}
-
-static void hb_verdict(enum outcome kind, const char *evidence, void *opaque)
-{
-	guest_verdict_locked(opaque, kind, evidence);
-}
-
-/* ---- libvirt callbacks (event-loop thread) ---- */
-
-/* A guest booted through its image's bootloader has the config's command
- * line, without pmucanary.interval/work: tell its agent at its first
- * heartbeat (a few bytes into an idle channel). */
-static void guest_configure_locked(struct guest *g)
-{
-	const struct fleet_config *cfg = &g->f->cfg;
-	g_autofree char *msg = NULL;
-
-	if (!cfg->disk_bootloader || !fleet_guest_is_disk(cfg, g->idx) || !g->st)
-		return;
-	msg = g_strdup_printf(HB_CMD_INTERVAL " %u\n" HB_CMD_WORK " %s\n",
-			      cfg->hb_interval_ms ? cfg->hb_interval_ms : HB_DEFAULT_INTERVAL_MS,
-			      cfg->no_work ? "off" : "on");
-	if (virt_stream_send(g->st, msg, strlen(msg)) < 0)
-		pc_warn("%s: cannot send its interval and work setting: %s", g->name, pc_errmsg());
-}
-
-static void hb_line(const char *line, size_t len, void *opaque)
-{
-	struct guest *g = opaque;
-	int64_t now = g_get_monotonic_time();
-	int kind = hb_guest_line(&g->hb, line, len, now, hb_verdict, g);
-
-	if (kind == HB_KIND_HB)
-		g->await_started = false; /* the old incarnation's events came before */
-	if (kind == HB_KIND_HB && g->state == GUEST_STATE_BOOTING) {
-		guest_configure_locked(g);
-		g->state = GUEST_STATE_HEALTHY;
-		g->first_hb_s = (now - g->started_us) / 1e6;
-		g_cond_broadcast(&g->f->cond);
-	}
-}
-
-static void stream_event(virStreamPtr st, int events, void *opaque)
-{
-	struct guest *g = opaque;
-	struct fleet *f = g->f;
-	char buf[4096];
-	bool end = (events & (VIR_STREAM_EVENT_ERROR | VIR_STREAM_EVENT_HANGUP)) != 0;
-
-	g_mutex_lock(&f->lock);
-	if (st != g->st) {
-		g_mutex_unlock(&f->lock);
-		return;
-	}
-	for (int rounds = 0; rounds < 64 && !end; rounds++) {
-		int n = virt_stream_recv(st, buf, sizeof(buf));
-
-		if (n == -EAGAIN)
-			break;
-		if (n <= 0) {
-			end = true;
-			break;
-		}
-		hb_reader_feed(&g->rd, buf, n, hb_line, g);
-	}
-	if (end) {
-		hb_reader_eof(&g->rd);
-		virt_stream_unwatch(st);
-		g->st_hup = true;
-	}
-	hb_guest_take_reader(&g->hb, &g->rd);
-	g_mutex_unlock(&f->lock);
-}
-
-static struct guest *guest_by_domain(struct fleet *f, virDomainPtr dom)
-{
-	char uuid[VIR_UUID_STRING_BUFLEN];
-	const char *name = virt_domain_name(dom);
-
-	virt_domain_uuid(dom, uuid);
-	for (unsigned int i = 0; i < f->n; i++)
-		if (!strcmp(f->g[i].name, name) && !strcmp(f->g[i].uuid, uuid))
-			return &f->g[i];
-	return NULL;
-}
-
-static const char *stopped_detail(int detail)
-{
-	switch (detail) {
-	case VIR_DOMAIN_EVENT_STOPPED_SHUTDOWN: return "guest shut down";
-	case VIR_DOMAIN_EVENT_STOPPED_DESTROYED: return "destroyed from outside the harness";
-	case VIR_DOMAIN_EVENT_STOPPED_CRASHED: return "QEMU crashed";
-	case VIR_DOMAIN_EVENT_STOPPED_FAILED: return "QEMU failed";
-	case VIR_DOMAIN_EVENT_STOPPED_MIGRATED: return "migrated";
-	default: return "stopped";
-	}
-}
-
-static void lifecycle_event(virDomainPtr dom, int event, int detail, void *opaque)
-{
-	struct fleet *f = opaque;
-	struct guest *g;
-	g_autofree char *ev = NULL;
-
-	g_mutex_lock(&f->lock);
-	g = guest_by_domain(f, dom);
-	if (g && g->await_started) {
-		/* the replaced incarnation's stop, or the restored one's start */
-		g->await_started = event != VIR_DOMAIN_EVENT_STARTED;
-		g = NULL;
-	}
-	if (!g || g->stopping) {
-		g_mutex_unlock(&f->lock);
-		return;
-	}
-	if (event == VIR_DOMAIN_EVENT_CRASHED) {
-		ev = g_strdup_printf("panic: lifecycle event CRASHED/%s (last heartbeat seq %" PRIu64
-				     " %.0f ms before)",
-				     detail == VIR_DOMAIN_EVENT_CRASHED_PANICKED ? "PANICKED" : "other",
-				     g->hb.seq,
-				     g->hb.last_hb_us ? (g_get_monotonic_time() - g->hb.last_hb_us) / 1e3 : -1.0);
-		if (g->state == GUEST_STATE_BOOTING)
-			g->state = GUEST_STATE_HEALTHY; /* a crash while booting is still a crash */
-		guest_verdict_locked(g, OUTCOME_GUEST_CRASH, ev);
-		g->flush_resume = true;
-		g_cond_broadcast(&f->cond);
-	} else if (event == VIR_DOMAIN_EVENT_STOPPED) {
-		g->gone = true;
-		ev = g_strdup_printf("domain stopped unasked: %s", stopped_detail(detail));
-		if (g->state == GUEST_STATE_BOOTING)
-			g->state = GUEST_STATE_HEALTHY;
-		guest_verdict_locked(g, OUTCOME_GUEST_CRASH, ev);
-	}
-	g_mutex_unlock(&f->lock);
-}
-
-static void reboot_event(virDomainPtr dom, void *opaque)
-{
-	struct fleet *f = opaque;
-	struct guest *g;
-
-	g_mutex_lock(&f->lock);
-	g = guest_by_domain(f, dom);
-	if (g && !g->stopping && !g->await_started && g->state == GUEST_STATE_HEALTHY)
-		guest_verdict_locked(g, OUTCOME_GUEST_REBOOT, "reboot event (guest reset itself)");
-	g_mutex_unlock(&f->lock);
-}
-
-static void conn_closed(int reason, void *opaque)
-{
-	struct fleet *f = opaque;
-	g_autofree char *ev = g_strdup_printf("libvirt connection lost (%s): cannot watch this guest",
-					      reason == VIR_CONNECT_CLOSE_REASON_KEEPALIVE ? "keepalive" :
-					      reason == VIR_CONNECT_CLOSE_REASON_EOF ? "libvirtd went away" :
-					      "error");
-
-	g_mutex_lock(&f->lock);
-	f->conn_lost = true;
-	for (unsigned int i = 0; i < f->n; i++) {
-		struct guest *g = &f->g[i];
-
-		if (g->state == GUEST_STATE_BOOTING || g->state == GUEST_STATE_HEALTHY) {
-			guest_verdict_locked(g, OUTCOME_INFRA, ev);
-			g->console_due_us = 0;
-		}
-	}
-	g_mutex_unlock(&f->lock);
-}
-
-/* ---- the monitor thread ---- */
-
-static void guest_check_locked(struct fleet *f, struct guest *g, int64_t now,
-			       virDomainPtr *nmi, virDomainPtr *kill, virDomainPtr *resume,
-			       virDomainPtr *pause)
-{
-	if (g->state == GUEST_STATE_HEALTHY) {
-		if (hb_guest_check(&g->hb, now, hb_verdict, g) > 0) {
-			g->nmi_pending = true;
-			g->console_due_us = now + 2 * FLEET_CONSOLE_DELAY_US;
-		}
-	} else if (g->state == GUEST_STATE_BOOTING &&
-		   now - g->started_us > (int64_t)f->cfg.boot_timeout_ms * 1000) {
-		g_autofree char *tail = console_tail(g->console, 0, FLEET_CONSOLE_TAIL_LINES);
-		g_autofree char *ev = g_strdup_printf(
-			"no heartbeat within %u ms of start (lines ok %" PRIu64 ", rejected %" PRIu64
-			")\n--- console tail (%s)\n%s",
-			f->cfg.boot_timeout_ms, g->hb.accepted[HB_KIND_HB], hb_guest_rejected_total(&g->hb),
-			g->console, tail);
-
-		guest_verdict_locked(g, OUTCOME_INFRA, ev);
-		g->console_due_us = 0;
-		g->stopping = true;
-		*kill = g->dom;
-		g->dom = NULL;
-	}
-	if (g->flush_resume && g->dom) {
-		g->flush_resume = false;
-		g->flush_until_us = now + 400000;
-		*resume = g->dom;
-	} else if (g->flush_until_us && now >= g->flush_until_us && g->dom) {
-		g->flush_until_us = 0;
-		*pause = g->dom;
-	}
-	if (g->nmi_pending && g->dom) {
-		g->nmi_pending = false;
-		g->nmi_done = true;
-		*nmi = g->dom;
-	}
-	if (g->harm && g->console_due_us && now >= g->console_due_us) {
-		g_autofree char *tail = console_tail(g->console, g->nmi_done ? g->console_mark : 0,
-						     FLEET_CONSOLE_TAIL_LINES);
-
-		evidence_append(g->harm, "--- console %s(%s)\n%s",
-				g->nmi_done ? "after NMI " : "tail ", g->console, tail);
-		g->console_due_us = 0;
-	}
-}
-
-static gpointer monitor_main(gpointer data)
-{
-	struct fleet *f = data;
-
-	g_mutex_lock(&f->lock);
-	while (!f->quit) {
-		int64_t now = g_get_monotonic_time();
-
-		for (unsigned int i = 0; i < f->n; i++) {
-			struct guest *g = &f->g[i];
-			virDomainPtr nmi = NULL, kill = NULL, resume = NULL, pause = NULL;
-
-			guest_check_locked(f, g, now, &nmi, &kill, &resume, &pause);
-			if (nmi || kill || resume || pause) {
-				/* libvirt outside the lock; the domain pointers are only
-				 * freed by fleet threads after stopping = true under lock */
-				int state = -1, reason = 0;
-				int rc = 0;
-
-				g_mutex_unlock(&f->lock);
-				if (nmi) {
-					state = virt_domain_state(nmi, &reason);
-					rc = virt_domain_inject_nmi(nmi);
-				}
-				if (resume && virt_domain_resume(resume) < 0)
-					pc_debug("%s: resume after panic: %s", g->name, pc_errmsg());
-				if (pause && virt_domain_suspend(pause) < 0)
-					pc_debug("%s: pause after panic: %s", g->name, pc_errmsg());
-				if (kill) {
-					virt_domain_destroy(kill);
-					virt_domain_free(kill);
-				}
-				g_mutex_lock(&f->lock);
-				if (nmi && g->harm)
-					evidence_append(g->harm, "domain state %s (reason %d); NMI %s",
-							state == VIR_DOMAIN_PAUSED ? "paused" :
-							state == VIR_DOMAIN_RUNNING ? "running" : "other",
-							reason, rc < 0 ? pc_errmsg() : "injected");
-			}
-		}
-		g_cond_wait_until(&f->cond, &f->lock, g_get_monotonic_time() + FLEET_TICK_US);
-	}
-	g_mutex_unlock(&f->lock);
-	return NULL;
-}
-
-/* ---- stale domains of dead runs ---- */
-
-/* The harness that started d (its <pc:fleet pid= start=>): false when d
- * carries no fleet metadata. */
-static bool domain_owner(virDomainPtr d, int *pid, unsigned long long *start)
-{
-	g_autofree char *meta = virt_domain_metadata(d, FLEET_META_URI);
-	const char *p, *s;
-
-	if (!meta)
-		return false;
-	p = strstr(meta, "pid='");
-	s = strstr(meta, "start='");
-	if (!p)
-		p = strstr(meta, "pid=\"");
-	if (!s)
-		s = strstr(meta, "start=\"");
-	if (!p || !s)
-		return false;
-	*pid = atoi(p + 5);
-	*start = g_ascii_strtoull(s + 7, NULL, 10);
-	return true;
-}
-
-static void fleet_reap_stale(struct fleet *f)
-{
-	g_autoptr(GPtrArray) doms = NULL;
-
-	if (virt_domains_list(f->conn, FLEET_NAME_PREFIX, &doms) < 0) {
-		pc_warn("cannot look for stale guests: %s", pc_errmsg());
-		return;
-	}
-	for (unsigned int i = 0; i < doms->len; i++) {
-		virDomainPtr d = doms->pdata[i];
-		int pid;
-		unsigned long long start;
-
-		if (!domain_owner(d, &pid, &start))
-			continue; /* not a running fleet guest: not ours to judge */
-		if (pid > 0 && proc_starttime(pid) == start && start != 0)
-			continue; /* its harness is alive */
-		pc_warn("destroying %s left by dead run (pid %d)", virt_domain_name(d), pid);
-		if (virt_domain_destroy(d) < 0)
-			pc_warn("%s", pc_errmsg());
-	}
-}
-
-/* A saved image <name>.<pid>-<start>.save in dir whose harness is gone: a
- * killed run's. */
-static void reap_saves_in(const char *dir)
-{
-	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-	const char *e;
-
-	while (d && (e = g_dir_read_name(d))) {
-		const char *dot, *suffix = g_str_has_suffix(e, FLEET_SAVE_SUFFIX) ?
-			e + strlen(e) - strlen(FLEET_SAVE_SUFFIX) : NULL;
-		g_autofree char *owner = NULL, *path = NULL;
-		unsigned long long start = 0;
-		int pid = 0;
-		char tail;
-
-		if (!suffix || !g_str_has_prefix(e, FLEET_NAME_PREFIX))
-			continue;
-		owner = g_strndup(e, suffix - e);
-		dot = strrchr(owner, '.');
-		if (!dot || sscanf(dot + 1, "%d-%llu%c", &pid, &start, &tail) != 2)
-			continue;
-		if (pid > 0 && start != 0 && proc_starttime(pid) == start)
-			continue; /* its harness is alive */
-		path = g_build_filename(dir, e, NULL);
-		pc_warn("removing %s left by a dead run (pid %d)", path, pid);
-		unlink(path);
-	}
-}
-
-/* Saved images live in run directories: this one (a resumed run's) and its
- * siblings (the other runs under the same results directory). */
-static void fleet_reap_saves(struct fleet *f)
-{
-	g_autofree char *parent = g_path_get_dirname(f->run_dir);
-	g_autoptr(GDir) d = g_dir_open(parent, 0, NULL);
-	const char *e;
-
-	reap_saves_in(f->run_dir);
-	while (d && (e = g_dir_read_name(d))) {
-		g_autofree char *sub = g_build_filename(parent, e, NULL);
-
-		if (strcmp(sub, f->run_dir) && g_file_test(sub, G_FILE_TEST_IS_DIR) &&
-		    !g_file_test(sub, G_FILE_TEST_IS_SYMLINK))
-			reap_saves_in(sub);
-	}
-}
-
-/* libvirtd died under us: AUTODESTROY was a promise of the lost connection,
- * and a restarted libvirtd takes the running guests back. Destroy ours
- * (this fleet's names, started by this process) through a new connection,
- * waiting a while for libvirtd to return; else the next run's
- * fleet_reap_stale() is all that is left. */
-static void fleet_destroy_orphans(struct fleet *f)
-{
-	int64_t end = g_get_monotonic_time() + FLEET_RECONNECT_US;
-	unsigned long long self = proc_starttime(getpid());
-	g_autoptr(GPtrArray) doms = NULL;
-	virConnectPtr c = NULL;
-
-	while (virt_connect(f->uri, &c) < 0) {
-		if (g_get_monotonic_time() >= end) {
-			pc_warn("libvirt connection lost and %s not back within %d s: the guests of "
-				"run %s are left to the next run's cleanup", f->uri,
-				(int)(FLEET_RECONNECT_US / G_USEC_PER_SEC), f->run_id);
-			return;
-		}
-		g_usleep(200000);
-	}
-	if (virt_domains_list(c, FLEET_NAME_PREFIX, &doms) < 0) {
-		pc_warn("cannot look for the guests of run %s: %s", f->run_id, pc_errmsg());
-		virt_close(c);
-		return;
-	}
-	for (unsigned int i = 0; i < doms->len; i++) {
-		virDomainPtr d = doms->pdata[i];
-		const char *name = virt_domain_name(d);
-		bool mine = false;
-		int pid;
-		unsigned long long start;
-
-		for (unsigned int k = 0; k < f->n && !mine; k++)
-			mine = !strcmp(name, f->g[k].name);
-		if (!mine || !domain_owner(d, &pid, &start) || pid != (int)getpid() || start != self)
-			continue;
-		pc_info("%s: destroyed through a new connection (the first one was lost)", name);
-		if (virt_domain_destroy(d) < 0)
-			pc_warn("%s", pc_errmsg());
-	}
-	virt_close(c); /* the domains in doms hold their own references */
-}
-
-/* ---- the watcher: what a SIGKILLed harness leaves ----
- *
- * AUTODESTROY ties a domain that virDomainCreateXML started to the
- * harness's connection, but libvirt has no such flag for
- * virDomainRestoreFlags: a restored guest outlives a harness killed with
- * SIGKILL. So each fleet starts a watcher, a copy of this same executable
- * (fleet_watcher_ctor runs before main) holding one end of a socket pair as
- * its stdin. fleet_free() says "q" on it after its own cleanup; EOF without
- * "q" means the harness died, and the watcher destroys the domains of this
- * run that the dead harness owned (their <pc:fleet pid= start=>), its
- * saved images and its disk guests' overlays (unless keep_disks). It
- * ignores the terminal's signals: the harness handles them and then says
- * "q". */
-
-static void watcher_destroy(const char *uri, const char *prefix, int pid, unsigned long long start,
-			    const char *run_dir, const char *disk_dir, unsigned int guests)
-{
-	int64_t t0 = g_get_monotonic_time(), last_seen = t0;
-	virConnectPtr c = NULL;
-
-	if (virt_connect(uri, &c) < 0) {
-		pc_warn("watcher of pid %d: %s: the next run cleans up", pid, pc_errmsg());
-		return;
-	}
-	/* a restore the harness began may land after its death: look again */
-	while (g_get_monotonic_time() - last_seen < FLEET_WATCHER_LINGER_US) {
-		g_autoptr(GPtrArray) doms = NULL;
-
-		if (virt_domains_list(c, prefix, &doms) < 0)
-			break;
-		for (unsigned int i = 0; i < doms->len; i++) {
-			virDomainPtr d = doms->pdata[i];
-			int owner;
-			unsigned long long owner_start;
-
-			if (!domain_owner(d, &owner, &owner_start) || owner != pid || owner_start != start)
-				continue;
-			last_seen = g_get_monotonic_time();
-			if (virt_domain_destroy(d) < 0)
-				pc_warn("%s", pc_errmsg());
-			else
-				pc_warn("destroyed %s: its harness (pid %d) was killed", virt_domain_name(d), pid);
-		}
-		g_usleep(300000);
-	}
-	virt_close(c);
-	reap_saves_in(run_dir);
-	/* disk guests' overlays (fleet_guest_disk()), unless the run keeps them */
-	for (unsigned int i = 0; *disk_dir && i < guests; i++) {
-		g_autofree char *path = g_strdup_printf("%s/%s%u.qcow2", disk_dir, prefix, i);
-
-		if (unlink(path) == 0)
-			pc_warn("removed %s: its harness (pid %d) was killed", path, pid);
-	}
-}
-
-__attribute__((constructor)) static void fleet_watcher_ctor(void)
-{
-	const char *env = getenv(FLEET_WATCHER_ENV);
-	g_auto(GStrv) part = NULL;
-	char c;
-	ssize_t n;
-
-	if (!env)
-		return;
-	/* uri, name prefix, pid, start, run dir, overlay dir (or ""), guests */
-	part = g_strsplit(env, "\n", 7);
-	if (g_strv_length(part) != 7)
-		_exit(2);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
-	do
-		n = read(STDIN_FILENO, &c, 1);
-	while (n < 0 && errno == EINTR);
-	if (n == 1 && c == 'q')
-		_exit(0);
-	alarm(FLEET_WATCHER_MAX_S); /* a libvirtd that does not answer */
-	watcher_destroy(part[0], part[1], atoi(part[2]), g_ascii_strtoull(part[3], NULL, 10), part[4],
-			part[5], (unsigned int)atoi(part[6]));
-	_exit(0);
-}
-
-/* Starts the watcher of f; -1 in f->watcher_fd (and a warning) when it
- * cannot: the run goes on, with the next run's cleanup as before. */
-static void fleet_watcher_start(struct fleet *f)
-{
-	g_autofree char *spec = NULL, *prefix = g_strdup_printf(FLEET_NAME_PREFIX "%s-", f->run_id);
-	g_autofree char *disk_dir = f->disk && !f->cfg.keep_disks ? g_path_get_dirname(f->disk)
-								   : g_strdup("");
-	g_auto(GStrv) envp = g_get_environ();
-	g_autoptr(GError) err = NULL;
-	/* argv[0] a name ps and pkill -f can find: "pmucanary-watcher RUN_ID" */
-	char *argv[] = { "/proc/self/exe", "pmucanary-watcher", f->run_id, NULL };
-	int sv[2];
-
-	f->watcher_fd = -1;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		pc_warn("no watcher for run %s: %s", f->run_id, g_strerror(errno));
-		return;
-	}
-	spec = g_strdup_printf("%s\n%s\n%d\n%llu\n%s\n%s\n%u", f->uri, prefix, (int)getpid(),
-			       proc_starttime(getpid()), f->run_dir, disk_dir, f->n);
-	envp = g_environ_setenv(envp, FLEET_WATCHER_ENV, spec, TRUE);
-	/* without G_SPAWN_DO_NOT_REAP_CHILD GLib forks twice: the watcher is
-	 * not our child, and trace_run()'s waitpid(-1) never sees it */
-	if (!g_spawn_async_with_pipes_and_fds(NULL, (const char *const *)argv,
-					      (const char *const *)envp,
-					      G_SPAWN_FILE_AND_ARGV_ZERO | G_SPAWN_STDOUT_TO_DEV_NULL,
-					      NULL, NULL, sv[1], -1, -1, NULL, NULL, 0, NULL,
-					      NULL, NULL, NULL, &err)) {
-		pc_warn("no watcher for run %s: %s", f->run_id, err->message);
-		close(sv[0]);
-		close(sv[1]);
-		return;
-	}
-	close(sv[1]);
-	f->watcher_fd = sv[0];
-}
-
-/* f cleaned up after itself: its watcher goes without looking. */
-static void fleet_watcher_stop(struct fleet *f)
-{
-	if (f->watcher_fd < 0)
-		return;
-	if (send(f->watcher_fd, "q", 1, MSG_NOSIGNAL) != 1)
-		pc_debug("watcher of run %s: %s", f->run_id, g_strerror(errno));
-	close(f->watcher_fd);
-	f->watcher_fd = -1;
 }
 
 /* ---- lifecycle of the fleet ---- */
@@ -995,10 +364,10 @@ int fleet_new(const struct fleet_config *cfg, struct fleet **out)
 	fleet_reap_stale(f);
 	fleet_reap_saves(f);
 	fleet_watcher_start(f);
-	rc = virt_events_register(f->conn, lifecycle_event, reboot_event, f, f->ev_ids);
+	rc = virt_events_register(f->conn, monitor_lifecycle_event, monitor_reboot_event, f, f->ev_ids);
 	if (rc < 0)
 		goto fail;
-	if (virt_on_close(f->conn, conn_closed, f) == 0)
+	if (virt_on_close(f->conn, monitor_conn_closed, f) == 0)
 		f->close_cb = true;
 	f->monitor = g_thread_new("fleet-monitor", monitor_main, f);
 	pc_info("fleet %s: %u guests (%u on disk%s), accel %s, uri %s", f->run_id, f->n,
@@ -1026,7 +395,7 @@ static int guest_disk_fresh(struct fleet *f, struct guest *g)
 
 /* A new incarnation's watching starts from nothing: its boot id and
  * sequence are its first heartbeat's, whatever the last one saw. */
-static void guest_reset_locked(struct fleet *f, struct guest *g)
+void fleet_guest_reset_locked(struct fleet *f, struct guest *g)
 {
 	hb_reader_init(&g->rd);
 	hb_guest_init(&g->hb, (int64_t)f->cfg.hb_timeout_ms * 1000, !f->cfg.no_work,
@@ -1052,10 +421,10 @@ static void guest_reset_locked(struct fleet *f, struct guest *g)
 }
 
 /* Starts guest g (state BOOTING) or records INFRA. Caller holds no lock. */
-static int guest_boot(struct fleet *f, struct guest *g)
+int fleet_guest_boot(struct fleet *f, struct guest *g)
 {
 	const struct fleet_domain_host me = {
-		.cpu_mode = f->cpu_mode, .pid = (int)getpid(), .start = proc_starttime(getpid()),
+		.cpu_mode = f->cpu_mode, .pid = (int)getpid(), .start = reaper_proc_starttime(getpid()),
 	};
 	g_autofree char *xml = fleet_domain_xml_pure(&f->cfg, f->accel, g->name, g->console, g->idx,
 						     &me);
@@ -1064,7 +433,7 @@ static int guest_boot(struct fleet *f, struct guest *g)
 	int rc;
 
 	g_mutex_lock(&f->lock);
-	guest_reset_locked(f, g);
+	fleet_guest_reset_locked(f, g);
 	g_mutex_unlock(&f->lock);
 
 	/* QEMU (user libvirt-qemu) may open the console file itself */
@@ -1074,12 +443,12 @@ static int guest_boot(struct fleet *f, struct guest *g)
 		rc = virt_domain_create(f->conn, xml, true, &dom);
 	pc_debug("%s: domain started in %.0f ms", g->name, (g_get_monotonic_time() - g->started_us) / 1e3);
 	if (rc == 0)
-		rc = virt_channel_open(f->conn, dom, HB_PORT_NAME, stream_event, g, &st);
+		rc = virt_channel_open(f->conn, dom, HB_PORT_NAME, monitor_stream_event, g, &st);
 	g_mutex_lock(&f->lock);
 	if (rc < 0) {
 		g_autofree char *ev = g_strdup_printf("cannot start: %s", pc_errmsg());
 
-		guest_verdict_locked(g, OUTCOME_INFRA, ev);
+		fleet_guest_verdict_locked(g, OUTCOME_INFRA, ev);
 		g->console_due_us = 0;
 		g->stopping = true;
 		g_mutex_unlock(&f->lock);
@@ -1124,7 +493,7 @@ int fleet_start(struct fleet *f)
 			break;
 		}
 		g_mutex_unlock(&f->lock);
-		guest_boot(f, &f->g[next++]);
+		fleet_guest_boot(f, &f->g[next++]);
 	}
 	if (infra)
 		return pc_fail(EIO, "%u of %u guests did not come up (INFRA)", infra, f->n);
@@ -1156,16 +525,16 @@ static void guest_pull_logs(struct fleet *f, struct guest *g, const char *disk)
 	rc = inject_pull_logs(disk, dest, &n);
 	g_mutex_lock(&f->lock);
 	if (g->harm && rc == 0)
-		evidence_append(g->harm, "--- the guest's own logs: %s (%u files; what the guest had "
+		fleet_evidence_append(g->harm, "--- the guest's own logs: %s (%u files; what the guest had "
 				"written to its disk, which may end before the harm: the console above "
 				"is the record of it)\n", dest, n);
 	else if (g->harm)
-		evidence_append(g->harm, "--- the guest's own logs: not read (%s)\n", pc_errmsg());
+		fleet_evidence_append(g->harm, "--- the guest's own logs: not read (%s)\n", pc_errmsg());
 	g_mutex_unlock(&f->lock);
 }
 
 /* Destroys guest g; no verdict for it. */
-static void guest_stop(struct fleet *f, struct guest *g)
+void fleet_guest_stop(struct fleet *f, struct guest *g)
 {
 	virDomainPtr dom;
 	virStreamPtr st;
@@ -1175,10 +544,10 @@ static void guest_stop(struct fleet *f, struct guest *g)
 	g->stopping = true;
 	if (g->harm && g->console_due_us) {
 		/* the console is replaced at the next boot: take the evidence now */
-		g_autofree char *tail = console_tail(g->console, g->nmi_done ? g->console_mark : 0,
+		g_autofree char *tail = fleet_console_tail(g->console, g->nmi_done ? g->console_mark : 0,
 						     FLEET_CONSOLE_TAIL_LINES);
 
-		evidence_append(g->harm, "--- console at stop (%s)\n%s", g->console, tail);
+		fleet_evidence_append(g->harm, "--- console at stop (%s)\n%s", g->console, tail);
 		g->console_due_us = 0;
 	}
 	dom = g->dom;
@@ -1225,7 +594,7 @@ int fleet_stop_harmed_disks(struct fleet *f)
 		harmed = g->harm != NULL && g->dom != NULL;
 		g_mutex_unlock(&f->lock);
 		if (harmed) {
-			guest_stop(f, g);
+			fleet_guest_stop(f, g);
 			n++;
 		}
 	}
@@ -1239,7 +608,7 @@ int fleet_stop(struct fleet *f)
 	if (!f)
 		return 0;
 	for (unsigned int i = 0; i < f->n; i++) {
-		guest_stop(f, &f->g[i]);
+		fleet_guest_stop(f, &f->g[i]);
 		/* the saved images go with the guests */
 		if (f->g[i].snap[0])
 			unlink(f->g[i].snap);
@@ -1451,196 +820,6 @@ int fleet_wait_heartbeats(struct fleet *f, unsigned int count, unsigned int time
 		rc = pc_fail(EIO, "%s is %s", left->name, guest_state_name(left->state));
 	g_mutex_unlock(&f->lock);
 	return rc;
-}
-
-/* ---- restore instead of reboot ---- */
-
-/* Initramfs guests only: a disk guest's memory over its fresh overlay is
- * not the disk it booted from, and 9p shares (lab hosts) block saving. */
-static bool fleet_restores(const struct fleet *f)
-{
-	return !f->cfg.cold_restart && !f->cfg.disk && !f->cfg.share_count;
-}
-
-/* <run_dir>/<name>.<pid>-<start>.save: the owner in the name lets a later
- * fleet remove what a killed harness left (fleet_reap_saves). */
-static char *guest_save_path(const struct fleet *f, const struct guest *g)
-{
-	return g_strdup_printf("%s/%s.%d-%llu" FLEET_SAVE_SUFFIX, f->run_dir, g->name, (int)getpid(),
-			       proc_starttime(getpid()));
-}
-
-/* Waits while g is BOOTING, at most timeout_ms (0: until the monitor's
- * boot timeout decides): 0 when it is HEALTHY. */
-static int guest_wait_up(struct fleet *f, struct guest *g, unsigned int timeout_ms)
-{
-	int64_t end = timeout_ms ? g_get_monotonic_time() + (int64_t)timeout_ms * 1000 : INT64_MAX;
-	int rc;
-
-	g_mutex_lock(&f->lock);
-	while (g->state == GUEST_STATE_BOOTING && !fleet_signal_pending() &&
-	       g_get_monotonic_time() < end)
-		g_cond_wait_until(&f->cond, &f->lock, MIN(end, g_get_monotonic_time() + 50000));
-	rc = g->state == GUEST_STATE_HEALTHY ? 0 : -EIO;
-	g_mutex_unlock(&f->lock);
-	return rc;
-}
-
-/* Starts guest g from its saved image (BOOTING until its first heartbeat;
- * the heartbeat state starts over as for a boot). No verdict when the
- * restore fails: the caller boots the guest cold. */
-static int guest_restore(struct fleet *f, struct guest *g)
-{
-	virDomainPtr dom = NULL;
-	virStreamPtr st = NULL;
-	int rc;
-
-	g_mutex_lock(&f->lock);
-	guest_reset_locked(f, g);
-	g_strlcpy(g->uuid, g->snap_uuid, sizeof(g->uuid));
-	g->await_started = true;
-	g->restored = true;
-	g_mutex_unlock(&f->lock);
-	unlink(g->console);
-	rc = virt_domain_restore(f->conn, g->snap, g->name, &dom);
-	if (rc == 0)
-		rc = virt_channel_open(f->conn, dom, HB_PORT_NAME, stream_event, g, &st);
-	/* the saved agent sleeps out a heartbeat interval: wake it (an agent
-	 * that does not know the word only logs it) */
-	if (rc == 0 && virt_stream_send(st, HB_CMD_BEAT "\n", strlen(HB_CMD_BEAT) + 1) < 0)
-		pc_debug("%s: %s: %s", g->name, HB_CMD_BEAT, pc_errmsg());
-	g_mutex_lock(&f->lock);
-	if (rc < 0) {
-		g_strlcpy(g->restore_note, pc_errmsg(), sizeof(g->restore_note));
-		g->stopping = true;
-		g->state = GUEST_STATE_OFF;
-		g_mutex_unlock(&f->lock);
-		virt_domain_destroy(dom);
-		virt_domain_free(dom);
-		return rc;
-	}
-	g->dom = dom;
-	g->st = st;
-	g_mutex_unlock(&f->lock);
-	return 0;
-}
-
-/* A restore that failed (or a restored guest that never sent a heartbeat)
- * is said in the log and the guest's status; its image goes. */
-static void guest_restore_failed(struct fleet *f, struct guest *g, const char *why)
-{
-	g_mutex_lock(&f->lock);
-	if (why)
-		g_strlcpy(g->restore_note, why, sizeof(g->restore_note));
-	g->restore_failures++;
-	pc_warn("%s: restore from %s failed (%s): booting it cold", g->name, g->snap, g->restore_note);
-	g_mutex_unlock(&f->lock);
-	guest_stop(f, g);
-	unlink(g->snap);
-	g->snap[0] = 0;
-}
-
-/* A restored guest runs on from a heartbeat interval's sleep; a loaded
- * host slows it, and a cold boot after a false failure costs far more. */
-static unsigned int restore_timeout_ms(const struct fleet *f)
-{
-	return MAX(2 * f->cfg.hb_timeout_ms, FLEET_RESTORE_TIMEOUT_MS);
-}
-
-/* Restores g and waits for its first heartbeat: 0, or <0 with g OFF and
- * its image gone. */
-static int guest_restore_up(struct fleet *f, struct guest *g)
-{
-	int64_t t0 = g_get_monotonic_time();
-	g_autofree char *why = NULL;
-	int rc = guest_restore(f, g);
-
-	if (rc == 0 && (rc = guest_wait_up(f, g, restore_timeout_ms(f))) < 0) {
-		g_mutex_lock(&f->lock);
-		why = g_strdup_printf("restored guest %s, no heartbeat within %u ms",
-				      guest_state_name(g->state), restore_timeout_ms(f));
-		g_mutex_unlock(&f->lock);
-	}
-	if (rc < 0) {
-		guest_restore_failed(f, g, why);
-		return -EIO;
-	}
-	g_mutex_lock(&f->lock);
-	g->restores++;
-	g_mutex_unlock(&f->lock);
-	pc_info("%s: restored, first heartbeat %.0f ms after the restore began", g->name,
-		 (g_get_monotonic_time() - t0) / 1e3);
-	return 0;
-}
-
-/* Saves g, freshly booted and idle (nothing sent to it yet), and brings it
- * back from the image at once, so that an image that cannot restore is
- * known now. 0: g is HEALTHY again; <0: g is OFF. */
-static int guest_save(struct fleet *f, struct guest *g)
-{
-	g_autofree char *path = guest_save_path(f, g);
-	int64_t t0 = g_get_monotonic_time();
-	virDomainPtr dom;
-	virStreamPtr st;
-	int rc;
-
-	g_mutex_lock(&f->lock);
-	g->stopping = true;
-	dom = g->dom;
-	st = g->st;
-	g->dom = NULL;
-	g->st = NULL;
-	g_strlcpy(g->snap_uuid, g->uuid, sizeof(g->snap_uuid));
-	g_mutex_unlock(&f->lock);
-	virt_stream_close(st);
-	rc = virt_domain_save(dom, path);
-	if (rc < 0) {
-		g_mutex_lock(&f->lock);
-		g->restore_failures++;
-		snprintf(g->restore_note, sizeof(g->restore_note), "cannot save: %s", pc_errmsg());
-		pc_warn("%s: %s; its restarts are cold boots", g->name, g->restore_note);
-		g->state = GUEST_STATE_OFF;
-		g_mutex_unlock(&f->lock);
-		virt_domain_destroy(dom);
-		virt_domain_free(dom);
-		unlink(path);
-		return rc;
-	}
-	virt_domain_free(dom);
-	g_strlcpy(g->snap, path, sizeof(g->snap));
-	pc_info("%s: saved to %s in %.0f ms", g->name, path, (g_get_monotonic_time() - t0) / 1e3);
-	return guest_restore_up(f, g);
-}
-
-int fleet_restart_guest(struct fleet *f, unsigned int i)
-{
-	struct guest *g;
-	int rc;
-
-	if (i >= f->n)
-		return pc_fail(EINVAL, "no guest %u", i);
-	g = &f->g[i];
-	guest_stop(f, g);
-	g_mutex_lock(&f->lock);
-	g->state = GUEST_STATE_OFF;
-	g->restarts++;
-	g_mutex_unlock(&f->lock);
-	if (g->snap[0] && guest_restore_up(f, g) == 0)
-		return 0;
-	rc = guest_boot(f, g);
-	if (rc < 0)
-		return rc;
-	if (guest_wait_up(f, g, 0) < 0)
-		return pc_fail(EIO, "%s did not come up again", g->name);
-	/* The first cold restart pays for the image that the next ones
-	 * restore; a guest whose images keep failing stays on cold boots. */
-	if (fleet_restores(f) && g->restore_failures < FLEET_RESTORE_TRIES && guest_save(f, g) < 0) {
-		if ((rc = guest_boot(f, g)) < 0)
-			return rc;
-		if (guest_wait_up(f, g, 0) < 0)
-			return pc_fail(EIO, "%s did not come up again", g->name);
-	}
-	return 0;
 }
 
 int fleet_send_command(struct fleet *f, unsigned int i, const char *line)
