@@ -248,6 +248,31 @@ static void test_text_forms(void **state)
 	}
 }
 
+/* rule.h: only literals that some attr meets and some does not are
+ * candidates. Harm in every corner of the space (each precise_ip, both
+ * events, both values of each exclusion) shares no such literal: a rule
+ * matching every attr ("type=software") would call every cell harmful
+ * without a clean one to tell it apart, so there is none. */
+static void test_no_rule_matches_everything(void **state)
+{
+	size_t corners[4] = { id_of(0, 0, 0, 0), id_of(1, 1, 1, 1), id_of(0, 2, 1, 0),
+			      id_of(1, 3, 0, 1) };
+	g_autoptr(rule_learner) l = rule_learner_new(attrs, N);
+	struct rule r;
+
+	for (size_t i = 0; i < 4; i++)
+		rule_learner_add(l, &corners[i], 1, true);
+	assert_int_equal(rule_learn(l, &r), -ENOENT);
+	/* A clean attr beside them changes nothing: still no literal meets
+	 * all four that the others lack. */
+	{
+		size_t clean = id_of(0, 1, 0, 0);
+
+		rule_learner_add(l, &clean, 1, false);
+		assert_int_equal(rule_learn(l, &r), -ENOENT);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_no_short_rule),
 		cmocka_unit_test(test_tie_break),
 		cmocka_unit_test(test_text_forms),
+		cmocka_unit_test(test_no_rule_matches_everything),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
