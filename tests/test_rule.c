@@ -273,6 +273,50 @@ static void test_no_rule_matches_everything(void **state)
 	}
 }
 
+/* rule.h: sample_type bit set / clear are literals. The layout again, with
+ * PERF_SAMPLE_IP on every attr (no literal: all have it) and
+ * PERF_SAMPLE_CALLCHAIN (bit 5, as perf -g sets it) on every third id,
+ * a pattern no other field follows. */
+static void test_sample_type_bit(void **state)
+{
+	struct perf_event_attr st[N];
+	size_t with[N], without[N], nw = 0, nwo = 0;
+
+	for (size_t i = 0; i < N; i++) {
+		st[i] = attrs[i];
+		st[i].sample_type = PERF_SAMPLE_IP | (i % 3 ? 0 : PERF_SAMPLE_CALLCHAIN);
+		if (i % 3)
+			without[nwo++] = i;
+		else
+			with[nw++] = i;
+	}
+	/* Harm with the callchain: the callchain attrs armed together harmed,
+	 * the others stayed clean. */
+	{
+		g_autoptr(rule_learner) l = rule_learner_new(st, N);
+		struct rule r;
+
+		rule_learner_add(l, with, nw, true);
+		rule_learner_add(l, without, nwo, false);
+		assert_rule(l, "sample_type&CALLCHAIN");
+		assert_int_equal(rule_learn(l, &r), 0);
+		for (size_t i = 0; i < N; i++)
+			assert_int_equal(rule_matches(&r, &st[i]), i % 3 == 0);
+	}
+	/* The other side: harm without it. */
+	{
+		g_autoptr(rule_learner) l = rule_learner_new(st, N);
+		struct rule r;
+
+		rule_learner_add(l, without, nwo, true);
+		rule_learner_add(l, with, nw, false);
+		assert_rule(l, "!sample_type&CALLCHAIN");
+		assert_int_equal(rule_learn(l, &r), 0);
+		for (size_t i = 0; i < N; i++)
+			assert_int_equal(rule_matches(&r, &st[i]), i % 3 != 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_tie_break),
 		cmocka_unit_test(test_text_forms),
 		cmocka_unit_test(test_no_rule_matches_everything),
+		cmocka_unit_test(test_sample_type_bit),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
