@@ -204,6 +204,31 @@ static void test_golden_files_validate(void **state)
 	assert_int_equal(files, 9);
 }
 
+/* domxml.h: a run id is 1..48 of [A-Za-z0-9_.-]; each side of each bound. */
+static void test_run_id(void **state)
+{
+	static const char *const good[] = { "a", "Z", "0", "_", ".", "-", "r1", "run_2.x-y",
+					    "pmucanary-20261205T235959" };
+	static const char *const bad[] = { "", "a/b", "a b", "a:b", "a\nb", "\xc3\xa9", "a*", "../x" };
+	char id[50];
+
+	for (size_t i = 0; i < G_N_ELEMENTS(good); i++)
+		if (!fleet_run_id_ok(good[i]))
+			fail_msg("'%s' refused", good[i]);
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
+		if (fleet_run_id_ok(bad[i]))
+			fail_msg("'%s' taken", bad[i]);
+	assert_false(fleet_run_id_ok(NULL));
+	memset(id, 'a', sizeof(id));
+	id[48] = '\0';
+	assert_true(fleet_run_id_ok(id));
+	id[47] = '-';
+	assert_true(fleet_run_id_ok(id));
+	id[48] = 'b';
+	id[49] = '\0';
+	assert_false(fleet_run_id_ok(id));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_lab_host_kvm),
 		cmocka_unit_test(test_escaped),
 		cmocka_unit_test(test_golden_files_validate),
+		cmocka_unit_test(test_run_id),
 	};
 
 	top = test_top_dir();
