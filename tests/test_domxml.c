@@ -229,6 +229,32 @@ static void test_run_id(void **state)
 	assert_false(fleet_run_id_ok(id));
 }
 
+/* The root= word is a disk guest's: with a disk and its word, " WORD ro"
+ * at the end of the words every guest gets; without either, nothing (an
+ * initramfs guest told to mount a root would not boot). An empty extra
+ * command line adds nothing either. */
+static void test_cmdline_disk_words(void **state)
+{
+	struct fleet_config c = initramfs;
+	g_autofree char *plain = fleet_kernel_cmdline(&c);
+	g_autofree char *want = g_strdup_printf("%s root=UUID=1234 ro", plain);
+	g_autofree char *root_only = NULL, *disk_only = NULL, *both = NULL, *empty = NULL;
+
+	c.disk_root = "root=UUID=1234";
+	root_only = fleet_kernel_cmdline(&c);
+	assert_string_equal(root_only, plain);
+	c.disk = "/img/overlay.qcow2";
+	both = fleet_kernel_cmdline(&c);
+	assert_string_equal(both, want);
+	c.disk_root = NULL;
+	disk_only = fleet_kernel_cmdline(&c);
+	assert_string_equal(disk_only, plain);
+	c = initramfs;
+	c.extra_cmdline = "";
+	empty = fleet_kernel_cmdline(&c);
+	assert_string_equal(empty, plain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_escaped),
 		cmocka_unit_test(test_golden_files_validate),
 		cmocka_unit_test(test_run_id),
+		cmocka_unit_test(test_cmdline_disk_words),
 	};
 
 	top = test_top_dir();
