@@ -526,6 +526,75 @@ static void test_kcidb(void **state)
 	}
 }
 
+/* One test's misc and its build's misc, by hand from the result files:
+ * what a KCIDB dashboard filters on. */
+static json_t *kcidb_doc(GPtrArray *sets, const struct report_options *o)
+{
+	g_autofree char *text = render(REPORT_KCIDB, sets, o);
+	json_error_t jerr;
+	json_t *root = json_loads(text, 0, &jerr);
+
+	if (!root)
+		fail_msg("KCIDB is no JSON: %s", jerr.text);
+	return root;
+}
+
+static void test_kcidb_fields(void **state)
+{
+	g_autoptr(GPtrArray) sets = load("matrix", "tcg-6.1", NULL);
+	struct result_set *set = sets->pdata[0];
+	json_t *root, *lim, *misc, *t;
+	size_t i;
+	bool eperm = false;
+
+	/* Every limitation of the run, in its order, in its build. */
+	assert_int_equal(set->limitations->len, 2);
+	root = kcidb_doc(sets, NULL);
+	lim = json_object_get(json_object_get(json_array_get(json_object_get(root, "builds"), 0),
+					      "misc"), "limitations");
+	assert_int_equal(json_array_size(lim), 2);
+	assert_true(g_str_has_prefix(json_string_value(json_array_get(lim, 0)), "accel is tcg: "));
+	assert_true(g_str_has_prefix(json_string_value(json_array_get(lim, 1)),
+				     "no hardware PMU on this host: "));
+	/* The file's CPU: family 25, model 1, stepping 1 (tcg-6.1.json). */
+	misc = json_object_get(json_object_get(json_array_get(json_object_get(root, "tests"), 0),
+					       "environment"), "misc");
+	assert_int_equal(json_integer_value(json_object_get(misc, "cpu_family")), 25);
+	assert_int_equal(json_integer_value(json_object_get(misc, "cpu_model")), 1);
+	assert_int_equal(json_integer_value(json_object_get(misc, "cpu_stepping")), 1);
+	json_decref(root);
+
+	/* An unknown model is left out, not -1; an errno outcome carries its
+	 * number, EPERM's 1 too (asm-generic/errno-base.h). */
+	json_object_set_new(json_object_get(set->host, "cpu"), "model", json_null());
+	((struct cell *)set->cells->pdata[0])->outcome = OUTCOME_EPERM;
+	root = kcidb_doc(sets, NULL);
+	json_array_foreach(json_object_get(root, "tests"), i, t) {
+		misc = json_object_get(json_object_get(t, "environment"), "misc");
+		assert_null(json_object_get(misc, "cpu_model"));
+		assert_int_equal(json_integer_value(json_object_get(misc, "cpu_family")), 25);
+		misc = json_object_get(t, "misc");
+		if (!strcmp(json_string_value(json_object_get(misc, "outcome")), "EPERM")) {
+			eperm = true;
+			assert_int_equal(json_integer_value(json_object_get(misc, "errno")), 1);
+		} else if (!strcmp(json_string_value(json_object_get(misc, "outcome")), "OK")) {
+			assert_null(json_object_get(misc, "errno"));
+		}
+	}
+	assert_true(eperm);
+	json_decref(root);
+
+	/* An origin is [a-z0-9_]+: one or more. */
+	{
+		struct report_options empty = { .origin = "" };
+		g_autoptr(GString) out = g_string_new(NULL);
+
+		assert_int_equal(report_render(REPORT_KCIDB,
+					       (const struct result_set *const *)sets->pdata,
+					       sets->len, &empty, out), -EINVAL);
+	}
+}
+
 static void test_write(void **state)
 {
 	g_autoptr(GPtrArray) sets = load("diff", "run-3.6", NULL);
@@ -564,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_rule_first),
 		cmocka_unit_test(test_rule_hostile),
 		cmocka_unit_test(test_kcidb),
+		cmocka_unit_test(test_kcidb_fields),
 		cmocka_unit_test(test_write),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
