@@ -145,6 +145,26 @@ static void test_html_no_injection(void **state)
 
 /* The full sweep's shape in small: many cells sharing attrs and halves are
  * stored once, and every cell is there (its code in its row's string). */
+/* The filter box matches verdict words (README: a class such as `harm` or
+ * `rejected`): the page's data names each verdict by its number, in the
+ * order of judge.h's enum. */
+static void test_verdict_names(void **state)
+{
+	static const char *const names[VERDICT_COUNT] = {
+		[VERDICT_PASS] = "pass", [VERDICT_REJECTED] = "rejected", [VERDICT_KNOWN] = "known",
+		[VERDICT_REGRESSION] = "regression", [VERDICT_HARM] = "harm",
+		[VERDICT_INFRA] = "infra", [VERDICT_ABSENT] = "absent",
+	};
+	g_autoptr(GPtrArray) sets = load("matrix", "xss", NULL);
+	g_autofree char *html = render(REPORT_HTML, sets, NULL);
+
+	for (int v = 0; v < VERDICT_COUNT; v++)
+		assert_string_equal(report_verdict_name(v), names[v]);
+	assert_string_equal(report_verdict_name(VERDICT_COUNT), "?");
+	assert_non_null(strstr(html, "\"verdicts\":[\"pass\",\"rejected\",\"known\",\"regression\","
+				     "\"harm\",\"infra\",\"absent\"]"));
+}
+
 static void test_html_compact(void **state)
 {
 	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
@@ -625,6 +645,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_html_no_injection),
+		cmocka_unit_test(test_verdict_names),
 		cmocka_unit_test(test_html_compact),
 		cmocka_unit_test(test_html_tries_fields),
 		cmocka_unit_test(test_junit),
