@@ -49,8 +49,11 @@ static char *render(enum report_format f, GPtrArray *sets, const struct report_o
 {
 	GString *out = g_string_new(NULL);
 
-	if (report_render(f, (const struct result_set *const *)sets->pdata, sets->len, o, out) < 0)
-		fail_msg("render %s: %s", report_format_name(f), pc_errmsg());
+	int rc = report_render(f, (const struct result_set *const *)sets->pdata, sets->len, o, out);
+
+	/* lib/ returns 0 or -errno: anything else is no success either */
+	if (rc)
+		fail_msg("render %s: %d: %s", report_format_name(f), rc, rc < 0 ? pc_errmsg() : "");
 	return g_string_free(out, FALSE);
 }
 
