@@ -285,6 +285,38 @@ static void test_hostile_builds(void **state)
 	}
 }
 
+/* Every field of the README's result line comes from the file: a newline
+ * or a tab in any of them stays escaped, so none can start a line of its
+ * own (a forged "run it as root" step, say). */
+static void test_readme_result_line(void **state)
+{
+	g_autoptr(result_set) set = read_data();
+	const struct cell *c = NULL;
+	const struct repro_opts opts = { 0 };
+	char **fields[] = { &set->run_id, &set->created, &set->tool_version, &set->accel };
+
+	assert_int_equal(repro_find_cell(set, "perf-3.6:cycles:pp", &c), 0);
+	for (size_t f = 0; f <= G_N_ELEMENTS(fields); f++) {
+		g_autoptr(result_set) fresh = read_data();
+		g_autoptr(GString) readme = NULL;
+		const char *name = "run.json";
+
+		if (f < G_N_ELEMENTS(fields)) {
+			char **field = (char **)((char *)fresh + ((char *)fields[f] - (char *)set));
+
+			g_free(*field);
+			*field = g_strdup("x\nFORGED line\tend");
+		} else {
+			name = "run.json\nFORGED line";
+		}
+		assert_int_equal(repro_find_cell(fresh, "perf-3.6:cycles:pp", &c), 0);
+		readme = repro_readme(fresh, name, c, &opts);
+		if (strstr(readme->str, "\nFORGED") || strchr(readme->str, '\t'))
+			fail_msg("field %zu: a raw newline or tab in README.txt:\n%s", f, readme->str);
+		assert_non_null(strstr(readme->str, "FORGED line"));
+	}
+}
+
 static void test_dwell(void **state)
 {
 	g_autoptr(result_set) set = read_data();
@@ -311,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_hostile_builds),
 		cmocka_unit_test(test_dwell),
+		cmocka_unit_test(test_readme_result_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
