@@ -105,6 +105,22 @@ static void test_escape(void **state)
 	assert_string_equal(c2, "perf-3_6");
 	assert_string_equal(c3, "_");
 	assert_string_equal(c4, "_x__y__z");
+	/* kcidb.h: every run outside the kept characters is one '_', the
+	 * first and the last too, so that distinct names stay distinct */
+	{
+		static const char *const cases[][2] = {
+			{ "x", "x" }, { "/x", "_x" }, { "x/", "x_" }, { "//x//y//", "_x_y_" },
+			{ "{cycles,instructions}", "_cycles_instructions_" }, { "", "_" },
+			{ " ", "_" }, { "-a_", "-a_" },
+		};
+
+		for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+			g_autofree char *got = report_kcidb_component(cases[i][0]);
+
+			if (strcmp(got, cases[i][1]))
+				fail_msg("'%s' -> '%s', not '%s'", cases[i][0], got, cases[i][1]);
+		}
+	}
 }
 
 /* Nothing from the inputs may become markup: the only <script> elements are
