@@ -317,6 +317,30 @@ static void test_sample_type_bit(void **state)
 	}
 }
 
+/* The first and the last id are attrs like any: one hardware event among
+ * the software ones, at id 0 or at id N-1, harming alone, is named by its
+ * event wherever it sits. */
+static void test_odd_event_at_either_end(void **state)
+{
+	for (int end = 0; end < 2; end++) {
+		struct perf_event_attr at[N];
+		size_t odd = end ? N - 1 : 0, rest[N - 1], n = 0;
+		g_autoptr(rule_learner) l = NULL;
+
+		for (size_t i = 0; i < N; i++) {
+			at[i] = attrs[i];
+			if (i != odd)
+				rest[n++] = i;
+		}
+		at[odd].type = PERF_TYPE_HARDWARE;
+		at[odd].config = PERF_COUNT_HW_CPU_CYCLES;
+		l = rule_learner_new(at, N);
+		rule_learner_add(l, &odd, 1, true);
+		rule_learner_add(l, rest, n, false);
+		assert_rule(l, "type=hardware config=cpu-cycles");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_text_forms),
 		cmocka_unit_test(test_no_rule_matches_everything),
 		cmocka_unit_test(test_sample_type_bit),
+		cmocka_unit_test(test_odd_event_at_either_end),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
