@@ -341,6 +341,25 @@ static void test_odd_event_at_either_end(void **state)
 	}
 }
 
+/* rule.h: ids < n. One past the end (n = 64: the first id of a word the
+ * learner does not have) is no attr, and changes nothing. */
+static void test_id_past_the_end(void **state)
+{
+	struct perf_event_attr two[2 * N];
+	size_t harm[2] = { id_of(0, 1, 0, 0), 2 * N }, clean[2] = { id_of(0, 0, 0, 0), 2 * N };
+	g_autoptr(rule_learner) l = NULL;
+
+	for (size_t i = 0; i < 2 * N; i++)
+		two[i] = attrs[i % N];
+	l = rule_learner_new(two, 2 * N);
+	rule_learner_add(l, harm, 2, true);
+	rule_learner_add(l, clean, 2, false);
+	assert_int_equal(rule_learner_verdicts(l), 2);
+	/* the one literal that holds the harmful attr and not the clean one,
+	 * matching the fewest: precise_ip=1 (16 of 64) before precise_ip>0 */
+	assert_rule(l, "precise_ip=1");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_no_rule_matches_everything),
 		cmocka_unit_test(test_sample_type_bit),
 		cmocka_unit_test(test_odd_event_at_either_end),
+		cmocka_unit_test(test_id_past_the_end),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
