@@ -606,12 +606,16 @@ static void test_kcidb_fields(void **state)
 	/* An unknown model is left out, not -1; an errno outcome carries its
 	 * number, EPERM's 1 too (asm-generic/errno-base.h). */
 	json_object_set_new(json_object_get(set->host, "cpu"), "model", json_null());
+	/* stepping 0 is a stepping (many a CPU's first), not "unknown" */
+	json_object_set_new(json_object_get(set->host, "cpu"), "stepping", json_integer(0));
 	((struct cell *)set->cells->pdata[0])->outcome = OUTCOME_EPERM;
 	root = kcidb_doc(sets, NULL);
 	json_array_foreach(json_object_get(root, "tests"), i, t) {
 		misc = json_object_get(json_object_get(t, "environment"), "misc");
 		assert_null(json_object_get(misc, "cpu_model"));
 		assert_int_equal(json_integer_value(json_object_get(misc, "cpu_family")), 25);
+		assert_true(json_is_integer(json_object_get(misc, "cpu_stepping")));
+		assert_int_equal(json_integer_value(json_object_get(misc, "cpu_stepping")), 0);
 		misc = json_object_get(t, "misc");
 		if (!strcmp(json_string_value(json_object_get(misc, "outcome")), "EPERM")) {
 			eperm = true;
