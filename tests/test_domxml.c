@@ -204,6 +204,57 @@ static void test_golden_files_validate(void **state)
 	assert_int_equal(files, 9);
 }
 
+/* domxml.h: a run id is 1..48 of [A-Za-z0-9_.-]; each side of each bound. */
+static void test_run_id(void **state)
+{
+	static const char *const good[] = { "a", "Z", "0", "_", ".", "-", "r1", "run_2.x-y",
+					    "pmucanary-20261205T235959" };
+	static const char *const bad[] = { "", "a/b", "a b", "a:b", "a\nb", "\xc3\xa9", "a*", "../x" };
+	char id[50];
+
+	for (size_t i = 0; i < G_N_ELEMENTS(good); i++)
+		if (!fleet_run_id_ok(good[i]))
+			fail_msg("'%s' refused", good[i]);
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
+		if (fleet_run_id_ok(bad[i]))
+			fail_msg("'%s' taken", bad[i]);
+	assert_false(fleet_run_id_ok(NULL));
+	memset(id, 'a', sizeof(id));
+	id[48] = '\0';
+	assert_true(fleet_run_id_ok(id));
+	id[47] = '-';
+	assert_true(fleet_run_id_ok(id));
+	id[48] = 'b';
+	id[49] = '\0';
+	assert_false(fleet_run_id_ok(id));
+}
+
+/* The root= word is a disk guest's: with a disk and its word, " WORD ro"
+ * at the end of the words every guest gets; without either, nothing (an
+ * initramfs guest told to mount a root would not boot). An empty extra
+ * command line adds nothing either. */
+static void test_cmdline_disk_words(void **state)
+{
+	struct fleet_config c = initramfs;
+	g_autofree char *plain = fleet_kernel_cmdline(&c);
+	g_autofree char *want = g_strdup_printf("%s root=UUID=1234 ro", plain);
+	g_autofree char *root_only = NULL, *disk_only = NULL, *both = NULL, *empty = NULL;
+
+	c.disk_root = "root=UUID=1234";
+	root_only = fleet_kernel_cmdline(&c);
+	assert_string_equal(root_only, plain);
+	c.disk = "/img/overlay.qcow2";
+	both = fleet_kernel_cmdline(&c);
+	assert_string_equal(both, want);
+	c.disk_root = NULL;
+	disk_only = fleet_kernel_cmdline(&c);
+	assert_string_equal(disk_only, plain);
+	c = initramfs;
+	c.extra_cmdline = "";
+	empty = fleet_kernel_cmdline(&c);
+	assert_string_equal(empty, plain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +267,8 @@ int main(void)
 		cmocka_unit_test(test_lab_host_kvm),
 		cmocka_unit_test(test_escaped),
 		cmocka_unit_test(test_golden_files_validate),
+		cmocka_unit_test(test_run_id),
+		cmocka_unit_test(test_cmdline_disk_words),
 	};
 
 	top = test_top_dir();

@@ -638,7 +638,7 @@ static bool one_culprit(size_t id)
  * harms and neither a culprit nor a cleared id, and no group holds
  * another. Returns the ids with a verdict (culprit or cleared). */
 static size_t check_partial(struct isolate *iso, bool (*harms)(size_t), int stop,
-			    size_t *in_groups)
+			    size_t *in_groups, const GPtrArray *log)
 {
 	g_autoptr(GPtrArray) groups = NULL;
 	size_t judged = 0;
@@ -689,6 +689,34 @@ static size_t check_partial(struct isolate *iso, bool (*harms)(size_t), int stop
 				fail_msg("stop %d: group %u holds group %u", stop, g, h);
 		}
 	}
+	/* isolate.h: every harmful test that holds no culprit says the harm
+	 * is among its ids less the cleared ones, so some group lies within
+	 * them (the smallest; equal ones once, never none). */
+	for (guint i = 0; i < log->len; i++) {
+		g_auto(GStrv) w = g_strsplit(log->pdata[i], " ", -1);
+		bool harm = false, culprit = false, within = false;
+
+		for (char **id = w + 1; *id && **id; id++) {
+			size_t v = strtoul(*id, NULL, 10);
+
+			harm |= harms(v);
+			culprit |= isolate_culprit_of(iso, v) != NULL;
+		}
+		if (!harm || culprit)
+			continue;
+		for (guint g = 0; g < groups->len && !within; g++) {
+			const struct isolate_group *x = groups->pdata[g];
+			size_t found = 0;
+
+			for (size_t k = 0; k < x->count; k++)
+				for (char **id = w + 1; *id && **id; id++)
+					found += strtoul(*id, NULL, 10) == x->ids[k];
+			within = found == x->count;
+		}
+		if (!within)
+			fail_msg("stop %d: harmful test %u (%s) holds no culprit and no group", stop, i,
+				 (char *)log->pdata[i]);
+	}
 	return judged;
 }
 
@@ -725,7 +753,7 @@ static void test_stop_partial(void **state)
 				assert_int_equal(isolate_run(iso, attr_oracle_fn, &o),
 						 stop < (int)full ? -ETIME : 0);
 				assert_int_equal(isolate_rounds(iso), stop);
-				judged = check_partial(iso, truths[t], stop, &in_groups);
+				judged = check_partial(iso, truths[t], stop, &in_groups, o.log);
 				/* An attr armed alone that harmed is a culprit. */
 				for (guint i = 0; i < o.log->len; i++) {
 					g_auto(GStrv) w = g_strsplit(o.log->pdata[i], " ", -1);

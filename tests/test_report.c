@@ -49,8 +49,11 @@ static char *render(enum report_format f, GPtrArray *sets, const struct report_o
 {
 	GString *out = g_string_new(NULL);
 
-	if (report_render(f, (const struct result_set *const *)sets->pdata, sets->len, o, out) < 0)
-		fail_msg("render %s: %s", report_format_name(f), pc_errmsg());
+	int rc = report_render(f, (const struct result_set *const *)sets->pdata, sets->len, o, out);
+
+	/* lib/ returns 0 or -errno: anything else is no success either */
+	if (rc)
+		fail_msg("render %s: %d: %s", report_format_name(f), rc, rc < 0 ? pc_errmsg() : "");
 	return g_string_free(out, FALSE);
 }
 
@@ -102,6 +105,22 @@ static void test_escape(void **state)
 	assert_string_equal(c2, "perf-3_6");
 	assert_string_equal(c3, "_");
 	assert_string_equal(c4, "_x__y__z");
+	/* kcidb.h: every run outside the kept characters is one '_', the
+	 * first and the last too, so that distinct names stay distinct */
+	{
+		static const char *const cases[][2] = {
+			{ "x", "x" }, { "/x", "_x" }, { "x/", "x_" }, { "//x//y//", "_x_y_" },
+			{ "{cycles,instructions}", "_cycles_instructions_" }, { "", "_" },
+			{ " ", "_" }, { "-a_", "-a_" },
+		};
+
+		for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+			g_autofree char *got = report_kcidb_component(cases[i][0]);
+
+			if (strcmp(got, cases[i][1]))
+				fail_msg("'%s' -> '%s', not '%s'", cases[i][0], got, cases[i][1]);
+		}
+	}
 }
 
 /* Nothing from the inputs may become markup: the only <script> elements are
@@ -145,6 +164,26 @@ static void test_html_no_injection(void **state)
 
 /* The full sweep's shape in small: many cells sharing attrs and halves are
  * stored once, and every cell is there (its code in its row's string). */
+/* The filter box matches verdict words (README: a class such as `harm` or
+ * `rejected`): the page's data names each verdict by its number, in the
+ * order of judge.h's enum. */
+static void test_verdict_names(void **state)
+{
+	static const char *const names[VERDICT_COUNT] = {
+		[VERDICT_PASS] = "pass", [VERDICT_REJECTED] = "rejected", [VERDICT_KNOWN] = "known",
+		[VERDICT_REGRESSION] = "regression", [VERDICT_HARM] = "harm",
+		[VERDICT_INFRA] = "infra", [VERDICT_ABSENT] = "absent",
+	};
+	g_autoptr(GPtrArray) sets = load("matrix", "xss", NULL);
+	g_autofree char *html = render(REPORT_HTML, sets, NULL);
+
+	for (int v = 0; v < VERDICT_COUNT; v++)
+		assert_string_equal(report_verdict_name(v), names[v]);
+	assert_string_equal(report_verdict_name(VERDICT_COUNT), "?");
+	assert_non_null(strstr(html, "\"verdicts\":[\"pass\",\"rejected\",\"known\",\"regression\","
+				     "\"harm\",\"infra\",\"absent\"]"));
+}
+
 static void test_html_compact(void **state)
 {
 	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
@@ -526,6 +565,79 @@ static void test_kcidb(void **state)
 	}
 }
 
+/* One test's misc and its build's misc, by hand from the result files:
+ * what a KCIDB dashboard filters on. */
+static json_t *kcidb_doc(GPtrArray *sets, const struct report_options *o)
+{
+	g_autofree char *text = render(REPORT_KCIDB, sets, o);
+	json_error_t jerr;
+	json_t *root = json_loads(text, 0, &jerr);
+
+	if (!root)
+		fail_msg("KCIDB is no JSON: %s", jerr.text);
+	return root;
+}
+
+static void test_kcidb_fields(void **state)
+{
+	g_autoptr(GPtrArray) sets = load("matrix", "tcg-6.1", NULL);
+	struct result_set *set = sets->pdata[0];
+	json_t *root, *lim, *misc, *t;
+	size_t i;
+	bool eperm = false;
+
+	/* Every limitation of the run, in its order, in its build. */
+	assert_int_equal(set->limitations->len, 2);
+	root = kcidb_doc(sets, NULL);
+	lim = json_object_get(json_object_get(json_array_get(json_object_get(root, "builds"), 0),
+					      "misc"), "limitations");
+	assert_int_equal(json_array_size(lim), 2);
+	assert_true(g_str_has_prefix(json_string_value(json_array_get(lim, 0)), "accel is tcg: "));
+	assert_true(g_str_has_prefix(json_string_value(json_array_get(lim, 1)),
+				     "no hardware PMU on this host: "));
+	/* The file's CPU: family 25, model 1, stepping 1 (tcg-6.1.json). */
+	misc = json_object_get(json_object_get(json_array_get(json_object_get(root, "tests"), 0),
+					       "environment"), "misc");
+	assert_int_equal(json_integer_value(json_object_get(misc, "cpu_family")), 25);
+	assert_int_equal(json_integer_value(json_object_get(misc, "cpu_model")), 1);
+	assert_int_equal(json_integer_value(json_object_get(misc, "cpu_stepping")), 1);
+	json_decref(root);
+
+	/* An unknown model is left out, not -1; an errno outcome carries its
+	 * number, EPERM's 1 too (asm-generic/errno-base.h). */
+	json_object_set_new(json_object_get(set->host, "cpu"), "model", json_null());
+	/* stepping 0 is a stepping (many a CPU's first), not "unknown" */
+	json_object_set_new(json_object_get(set->host, "cpu"), "stepping", json_integer(0));
+	((struct cell *)set->cells->pdata[0])->outcome = OUTCOME_EPERM;
+	root = kcidb_doc(sets, NULL);
+	json_array_foreach(json_object_get(root, "tests"), i, t) {
+		misc = json_object_get(json_object_get(t, "environment"), "misc");
+		assert_null(json_object_get(misc, "cpu_model"));
+		assert_int_equal(json_integer_value(json_object_get(misc, "cpu_family")), 25);
+		assert_true(json_is_integer(json_object_get(misc, "cpu_stepping")));
+		assert_int_equal(json_integer_value(json_object_get(misc, "cpu_stepping")), 0);
+		misc = json_object_get(t, "misc");
+		if (!strcmp(json_string_value(json_object_get(misc, "outcome")), "EPERM")) {
+			eperm = true;
+			assert_int_equal(json_integer_value(json_object_get(misc, "errno")), 1);
+		} else if (!strcmp(json_string_value(json_object_get(misc, "outcome")), "OK")) {
+			assert_null(json_object_get(misc, "errno"));
+		}
+	}
+	assert_true(eperm);
+	json_decref(root);
+
+	/* An origin is [a-z0-9_]+: one or more. */
+	{
+		struct report_options empty = { .origin = "" };
+		g_autoptr(GString) out = g_string_new(NULL);
+
+		assert_int_equal(report_render(REPORT_KCIDB,
+					       (const struct result_set *const *)sets->pdata,
+					       sets->len, &empty, out), -EINVAL);
+	}
+}
+
 static void test_write(void **state)
 {
 	g_autoptr(GPtrArray) sets = load("diff", "run-3.6", NULL);
@@ -556,6 +668,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_html_no_injection),
+		cmocka_unit_test(test_verdict_names),
 		cmocka_unit_test(test_html_compact),
 		cmocka_unit_test(test_html_tries_fields),
 		cmocka_unit_test(test_junit),
@@ -564,6 +677,7 @@ int main(void)
 		cmocka_unit_test(test_rule_first),
 		cmocka_unit_test(test_rule_hostile),
 		cmocka_unit_test(test_kcidb),
+		cmocka_unit_test(test_kcidb_fields),
 		cmocka_unit_test(test_write),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

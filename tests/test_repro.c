@@ -285,6 +285,74 @@ static void test_hostile_builds(void **state)
 	}
 }
 
+/* Every field of the README's result line comes from the file: a newline
+ * or a tab in any of them stays escaped, so none can start a line of its
+ * own (a forged "run it as root" step, say). */
+static void test_readme_result_line(void **state)
+{
+	g_autoptr(result_set) set = read_data();
+	const struct cell *c = NULL;
+	const struct repro_opts opts = { 0 };
+	char **fields[] = { &set->run_id, &set->created, &set->tool_version, &set->accel };
+
+	assert_int_equal(repro_find_cell(set, "perf-3.6:cycles:pp", &c), 0);
+	for (size_t f = 0; f <= G_N_ELEMENTS(fields); f++) {
+		g_autoptr(result_set) fresh = read_data();
+		g_autoptr(GString) readme = NULL;
+		const char *name = "run.json";
+
+		if (f < G_N_ELEMENTS(fields)) {
+			char **field = (char **)((char *)fresh + ((char *)fields[f] - (char *)set));
+
+			g_free(*field);
+			*field = g_strdup("x\nFORGED line\tend");
+		} else {
+			name = "run.json\nFORGED line";
+		}
+		assert_int_equal(repro_find_cell(fresh, "perf-3.6:cycles:pp", &c), 0);
+		readme = repro_readme(fresh, name, c, &opts);
+		if (strstr(readme->str, "\nFORGED") || strchr(readme->str, '\t'))
+			fail_msg("field %zu: a raw newline or tab in README.txt:\n%s", f, readme->str);
+		assert_non_null(strstr(readme->str, "FORGED line"));
+	}
+}
+
+/* README: the evidence as recorded. The deepest the harness writes is a
+ * rule's (entry, literals, a literal, its value: objects down to depth 2
+ * under the entry); two levels more than that are shown whole, and only a
+ * hostile file nested far deeper is cut, with a note, not followed. */
+static void test_readme_evidence_depth(void **state)
+{
+	g_autoptr(result_set) set = read_data();
+	const struct cell *cc = NULL;
+	struct cell *c;
+	const struct repro_opts opts = { 0 };
+	g_autoptr(GString) readme = NULL;
+	json_t *deep = json_string("bottom"), *hostile = json_integer(7);
+
+	assert_int_equal(repro_find_cell(set, "perf-3.6:cycles:pp", &cc), 0);
+	c = (struct cell *)cc;
+	/* {"kind":"deep","l1":{"l2":{"l3":{"l4":{"leaf":"bottom"}}}}}: the
+	 * object under l4 sits at depth 4. */
+	deep = json_pack("{s:o}", "leaf", deep);
+	for (int d = 4; d >= 1; d--) {
+		g_autofree char *k = g_strdup_printf("l%d", d);
+
+		deep = json_pack("{s:o}", k, deep);
+	}
+	json_object_set_new(deep, "kind", json_string("deep"));
+	for (int d = 0; d < 64; d++)
+		hostile = json_pack("{s:o}", "h", hostile);
+	json_array_clear(c->evidence);
+	json_array_append_new(c->evidence, deep);
+	json_array_append_new(c->evidence, hostile);
+	readme = repro_readme(set, "run.json", c, &opts);
+	if (!strstr(readme->str, "\n            leaf: bottom\n"))
+		fail_msg("the fourth level is not shown whole:\n%s", readme->str);
+	assert_non_null(strstr(readme->str, "(nested too deep, left out)"));
+	assert_null(strstr(readme->str, ": 7\n"));
+}
+
 static void test_dwell(void **state)
 {
 	g_autoptr(result_set) set = read_data();
@@ -311,6 +379,8 @@ int main(void)
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_hostile_builds),
 		cmocka_unit_test(test_dwell),
+		cmocka_unit_test(test_readme_result_line),
+		cmocka_unit_test(test_readme_evidence_depth),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -248,6 +248,118 @@ static void test_text_forms(void **state)
 	}
 }
 
+/* rule.h: only literals that some attr meets and some does not are
+ * candidates. Harm in every corner of the space (each precise_ip, both
+ * events, both values of each exclusion) shares no such literal: a rule
+ * matching every attr ("type=software") would call every cell harmful
+ * without a clean one to tell it apart, so there is none. */
+static void test_no_rule_matches_everything(void **state)
+{
+	size_t corners[4] = { id_of(0, 0, 0, 0), id_of(1, 1, 1, 1), id_of(0, 2, 1, 0),
+			      id_of(1, 3, 0, 1) };
+	g_autoptr(rule_learner) l = rule_learner_new(attrs, N);
+	struct rule r;
+
+	for (size_t i = 0; i < 4; i++)
+		rule_learner_add(l, &corners[i], 1, true);
+	assert_int_equal(rule_learn(l, &r), -ENOENT);
+	/* A clean attr beside them changes nothing: still no literal meets
+	 * all four that the others lack. */
+	{
+		size_t clean = id_of(0, 1, 0, 0);
+
+		rule_learner_add(l, &clean, 1, false);
+		assert_int_equal(rule_learn(l, &r), -ENOENT);
+	}
+}
+
+/* rule.h: sample_type bit set / clear are literals. The layout again, with
+ * PERF_SAMPLE_IP on every attr (no literal: all have it) and
+ * PERF_SAMPLE_CALLCHAIN (bit 5, as perf -g sets it) on every third id,
+ * a pattern no other field follows. */
+static void test_sample_type_bit(void **state)
+{
+	struct perf_event_attr st[N];
+	size_t with[N], without[N], nw = 0, nwo = 0;
+
+	for (size_t i = 0; i < N; i++) {
+		st[i] = attrs[i];
+		st[i].sample_type = PERF_SAMPLE_IP | (i % 3 ? 0 : PERF_SAMPLE_CALLCHAIN);
+		if (i % 3)
+			without[nwo++] = i;
+		else
+			with[nw++] = i;
+	}
+	/* Harm with the callchain: the callchain attrs armed together harmed,
+	 * the others stayed clean. */
+	{
+		g_autoptr(rule_learner) l = rule_learner_new(st, N);
+		struct rule r;
+
+		rule_learner_add(l, with, nw, true);
+		rule_learner_add(l, without, nwo, false);
+		assert_rule(l, "sample_type&CALLCHAIN");
+		assert_int_equal(rule_learn(l, &r), 0);
+		for (size_t i = 0; i < N; i++)
+			assert_int_equal(rule_matches(&r, &st[i]), i % 3 == 0);
+	}
+	/* The other side: harm without it. */
+	{
+		g_autoptr(rule_learner) l = rule_learner_new(st, N);
+		struct rule r;
+
+		rule_learner_add(l, without, nwo, true);
+		rule_learner_add(l, with, nw, false);
+		assert_rule(l, "!sample_type&CALLCHAIN");
+		assert_int_equal(rule_learn(l, &r), 0);
+		for (size_t i = 0; i < N; i++)
+			assert_int_equal(rule_matches(&r, &st[i]), i % 3 != 0);
+	}
+}
+
+/* The first and the last id are attrs like any: one hardware event among
+ * the software ones, at id 0 or at id N-1, harming alone, is named by its
+ * event wherever it sits. */
+static void test_odd_event_at_either_end(void **state)
+{
+	for (int end = 0; end < 2; end++) {
+		struct perf_event_attr at[N];
+		size_t odd = end ? N - 1 : 0, rest[N - 1], n = 0;
+		g_autoptr(rule_learner) l = NULL;
+
+		for (size_t i = 0; i < N; i++) {
+			at[i] = attrs[i];
+			if (i != odd)
+				rest[n++] = i;
+		}
+		at[odd].type = PERF_TYPE_HARDWARE;
+		at[odd].config = PERF_COUNT_HW_CPU_CYCLES;
+		l = rule_learner_new(at, N);
+		rule_learner_add(l, &odd, 1, true);
+		rule_learner_add(l, rest, n, false);
+		assert_rule(l, "type=hardware config=cpu-cycles");
+	}
+}
+
+/* rule.h: ids < n. One past the end (n = 64: the first id of a word the
+ * learner does not have) is no attr, and changes nothing. */
+static void test_id_past_the_end(void **state)
+{
+	struct perf_event_attr two[2 * N];
+	size_t harm[2] = { id_of(0, 1, 0, 0), 2 * N }, clean[2] = { id_of(0, 0, 0, 0), 2 * N };
+	g_autoptr(rule_learner) l = NULL;
+
+	for (size_t i = 0; i < 2 * N; i++)
+		two[i] = attrs[i % N];
+	l = rule_learner_new(two, 2 * N);
+	rule_learner_add(l, harm, 2, true);
+	rule_learner_add(l, clean, 2, false);
+	assert_int_equal(rule_learner_verdicts(l), 2);
+	/* the one literal that holds the harmful attr and not the clean one,
+	 * matching the fewest: precise_ip=1 (16 of 64) before precise_ip>0 */
+	assert_rule(l, "precise_ip=1");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +369,10 @@ int main(void)
 		cmocka_unit_test(test_no_short_rule),
 		cmocka_unit_test(test_tie_break),
 		cmocka_unit_test(test_text_forms),
+		cmocka_unit_test(test_no_rule_matches_everything),
+		cmocka_unit_test(test_sample_type_bit),
+		cmocka_unit_test(test_odd_event_at_either_end),
+		cmocka_unit_test(test_id_past_the_end),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

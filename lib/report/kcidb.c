@@ -17,7 +17,8 @@ char *report_kcidb_component(const char *s)
 
 	for (const char *p = s ? s : ""; *p; p++) {
 		if (g_ascii_isalnum(*p) || *p == '_' || *p == '-') {
-			if (sep && o->len)
+			/* a leading run too: "/x" and "x" are two components */
+			if (sep)
 				g_string_append_c(o, '_');
 			sep = false;
 			g_string_append_c(o, *p);
@@ -25,7 +26,7 @@ char *report_kcidb_component(const char *s)
 			sep = true;
 		}
 	}
-	if (sep && o->len)
+	if (sep)
 		g_string_append_c(o, '_');
 	if (!o->len)
 		g_string_append_c(o, '_');
