@@ -90,7 +90,11 @@ libvirtd)
 check)
 	PACKAGES+=("${TEST_PACKAGES[@]}")
 	setup
+	# compile in parallel, run the suites one at a time (no jobserver in
+	# their environment: some suites run make themselves)
+	make -j"$(nproc)" check-build >/dev/null
 	make check
+	make -j"$(nproc)" check-build SANITIZE=1 >/dev/null
 	make check SANITIZE=1 ;;
 "")
 	setup

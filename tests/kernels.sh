@@ -75,6 +75,27 @@ test_small_kernel_build() {
 	export PMUCANARY_SMALL_KERNEL=$k
 }
 
+# The replay kernels it_lab_replay.sh asks `pmucanary lab --kernel
+# replay:...` for, built the way lab builds them (kernel-build.sh, the
+# lab-host fragment, the patches of guest-images/replay in the `+` order;
+# a result's key is the bytes, not the paths), so lab finds them cached.
+# Only tests/prebuild.sh calls it: the suite itself leaves it to lab.
+test_replay_kernels_build() {
+	local top kb frag r set p args
+	top=${PMUCANARY_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+	kb=$top/guest-images/kernel-build.sh
+	frag=$top/guest-images/kconfig/lab-host.config
+	r=$top/guest-images/replay
+	for set in pebs-2012-harm guest-only-precise-2025 host-panic+host-hang; do
+		args=()
+		for p in ${set//+/ }; do
+			args+=(--patch "$r/$p.patch")
+		done
+		bash "$kb" "$@" "${args[@]}" "$frag" >/dev/null ||
+			{ echo "test_replay_kernels_build: replay:$set failed" >&2; return 1; }
+	done
+}
+
 # For a lab suite (sourced into it): skip (exit 77) without root, libvirtd or
 # the kernel source, fail without jq or when the kernels do not build.
 lab_suite_setup() {
