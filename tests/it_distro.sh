@@ -21,7 +21,8 @@
 #    sha256, the same owner and mode.
 # The image is cached for a week under /var/cache/pmucanary/distro (as
 # root), keyed by the suite, the package list, the apt sources and the
-# helper's source: a fresh machine builds it (about 2 min here).
+# helper's source: a fresh machine builds it (2-5 min here), unless
+# tests/prebuild.sh built it in the background of the run's first suites.
 set -u
 bin=${PMUCANARY_BIN:-build/pmucanary}
 build=${PMUCANARY_BUILD:-build}
@@ -57,40 +58,10 @@ bad() { echo "FAIL $*"; fail=1; }
 t0=$SECONDS
 
 # --- the image: mmdebstrap from this machine's apt sources, then a disk
-. /etc/os-release
-suite=${VERSION_CODENAME:-bookworm}
-include=systemd-sysv,udev,linux-image-amd64,initramfs-tools,grub-pc,e2fsprogs
-sources=()
-for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-	[ -s "$f" ] && grep -qvE '^[[:space:]]*(#|$)' "$f" && sources+=("$f")
-done
-[ ${#sources[@]} -gt 0 ] || { echo "FAIL this machine has no apt sources to build from"; exit 1; }
-key=$( { echo "$suite $include"; cat "${sources[@]}" "$top/tests/helper_mkdebian.c"; } |
-	sha256sum | cut -c1-16)
-cache=/var/cache/pmucanary/distro/$key
-img=$cache/debian.img
-if [ -f "$img" ] && [ -z "$(find "$img" -mtime +7)" ]; then
-	echo "image: cached $img"
-else
-	rm -rf "$cache"
-	mkdir -p "$cache"
-	if ! mmdebstrap --variant=minbase --include="$include" "$suite" "$work/rootfs.tar" \
-		"${sources[@]}" > "$work/mmdebstrap.log" 2>&1; then
-		tail -20 "$work/mmdebstrap.log"
-		echo "FAIL mmdebstrap could not build a $suite root from ${sources[*]}"
-		exit 1
-	fi
-	if ! "$mkdeb" "$work/rootfs.tar" "$cache/debian.img.tmp" 2048 > "$work/mkdebian.log" 2>&1; then
-		cat "$work/mkdebian.log"
-		echo "FAIL helper_mkdebian could not make a disk of the root"
-		exit 1
-	fi
-	rm -f "$work/rootfs.tar"
-	mv "$cache/debian.img.tmp" "$img"
-	echo "image: built $img in $((SECONDS - t0)) s"
-fi
-chmod 755 /var/cache/pmucanary /var/cache/pmucanary/distro "$cache"
-chmod 644 "$img"
+# (tests/distro_image.sh; tests/prebuild.sh may have built it already)
+. "$top/tests/distro_image.sh"
+distro_image_build "$mkdeb" "$work" || exit 1
+img=$DISTRO_IMG
 sum_before=$(sha256sum < "$img")
 stat_before=$(stat -c '%U:%G %a' "$img")
 
