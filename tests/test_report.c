@@ -627,6 +627,26 @@ static void test_kcidb_fields(void **state)
 	assert_true(eperm);
 	json_decref(root);
 
+	/* A run that recorded no kernel release is "unknown", whether the
+	 * field is missing or empty: never a checkout named "kernel-". */
+	{
+		char *saved = set->kernel;
+		char *const names[] = { NULL, "" };
+		json_t *co;
+
+		for (i = 0; i < G_N_ELEMENTS(names); i++) {
+			set->kernel = names[i];
+			root = kcidb_doc(sets, NULL);
+			co = json_array_get(json_object_get(root, "checkouts"), 0);
+			assert_string_equal(json_string_value(json_object_get(co, "id")),
+					    "pmucanary:kernel-unknown");
+			assert_string_equal(json_string_value(json_object_get(
+					json_object_get(co, "misc"), "kernel_release")), "unknown");
+			json_decref(root);
+		}
+		set->kernel = saved;
+	}
+
 	/* An origin is [a-z0-9_]+: one or more. */
 	{
 		struct report_options empty = { .origin = "" };
