@@ -63,7 +63,13 @@ cells() { # run.json -> "profile spec outcome[ k n]" lines (k/n of harm only), s
 #   pebs-2012-fix   EOPNOTSUPP at open for precise_ip > 0, exclude_guest = 0
 #   guest-only-precise-2025  harms while precise_ip > 0 and exclude_host = 1
 # HARM is any guest harm (the 2012 writes corrupt or crash, whichever they
-# hit first); DF is GUEST_CRASH or GUEST_REBOOT (a double fault).
+# hit first); DF is GUEST_CRASH, GUEST_REBOOT or GUEST_HANG (a double-fault
+# storm: a panic, a triple fault or a handler spinning on its own stack,
+# whichever comes first; the patch's header), or HOST_CRASH when the lab
+# host itself reset with no panic: TCG's emulated SVM sometimes turns the
+# nested guest's triple fault into a reset of the whole lab host instead of
+# a #VMEXIT(SHUTDOWN) to its KVM (seen on perf-modern cpu-clock:pG,
+# 2026-12-06). On hardware the storm stays in the guest.
 cat >"$work/expected" <<'EOF'
 crash perf-3.6 cpu-clock:p HARM
 crash perf-3.6 cpu-clock:pH OK
@@ -103,21 +109,64 @@ gop2025 perf-modern cpu-clock:pH OK
 gop2025 perf-modern cpu-clock:pG DF
 EOF
 
+want_re() { # HARM|DF|outcome -> the regex an outcome must match
+	case $1 in
+	HARM) echo '^GUEST_(CORRUPTION|CRASH|OOPS|HANG|REBOOT)$' ;;
+	DF) echo '^(GUEST_(CRASH|REBOOT|HANG)|HOST_CRASH)$' ;;
+	*) echo "^$1\$" ;;
+	esac
+}
+four_kernels() { # results dir
+	"$bin" lab "$top/tests/data/lab/replay.ini" --results "$1" --base fixed \
+		--kernel replay:stock:fixed --kernel replay:pebs-2012-harm:crash \
+		--kernel replay:pebs-2012-harm+pebs-2012-fix:eopnotsupp \
+		--kernel replay:guest-only-precise-2025:gop2025 >"$1.out" 2>&1
+}
+run_of() { jq -r --arg k "$1" '.kernels[] | select(.name == $k) | .run_json // ""' "$lab/lab.json"; }
+# "kernel profile spec outcome want" for every cell of the lab run $lab
+# that is not what the table wants
+mismatches() {
+	local k run p s want got c
+	for k in fixed crash eopnotsupp gop2025; do
+		run=$(run_of "$k")
+		[ -f "$run" ] || { echo "$k - - no-run.json -"; continue; }
+		c=$(cells "$run")
+		while read -r _ p s want; do
+			got=$(awk -v p="$p" -v s="$s" '$1 == p && $2 == s {print $3}' <<<"$c")
+			[[ ${got:-none} =~ $(want_re "$want") ]] || echo "$k $p $s ${got:-none} $want"
+		done < <(grep "^$k " "$work/expected")
+	done
+}
+
+# TCG emulating nested SVM resets a nested guest by itself now and then,
+# with no replay rule armed: CI saw the stock kernel's perf-3.6
+# cpu-clock:pG nested guest reset (GUEST_REBOOT, 2026-12-06), and lab hosts
+# freeze (platform.md). Such a run is not a verdict this test can judge:
+# when every cell that is off the table is a cell the table wants OK that
+# saw GUEST_REBOOT or GUEST_HANG, the four kernels run once more (said
+# here with the cells) and the second run is held to the whole table.
 t0=$SECONDS
-"$bin" lab "$top/tests/data/lab/replay.ini" --results "$work/w" --base fixed \
-	--kernel replay:stock:fixed --kernel replay:pebs-2012-harm:crash \
-	--kernel replay:pebs-2012-harm+pebs-2012-fix:eopnotsupp \
-	--kernel replay:guest-only-precise-2025:gop2025 >"$work/w.out" 2>&1
+four_kernels "$work/w"
 rc=$?
+out=$work/w.out
 lab=$(ls -d "$work"/w/lab-* 2>/dev/null | head -1)
+if [ "$rc" = 1 ] && [ -n "$lab" ] && off=$(mismatches) && [ -n "$off" ] &&
+	! awk '$5 != "OK" || $4 !~ /^GUEST_(REBOOT|HANG)$/ {bad = 1} END {exit !bad}' <<<"$off"; then
+	echo "# the platform reset or froze a nested guest on cells the table wants OK (first run: $lab):"
+	sed 's/^/#   /' <<<"$off"
+	echo "# running the four kernels again; the second run is held to the table"
+	four_kernels "$work/w2"
+	rc=$?
+	out=$work/w2.out
+	lab=$(ls -d "$work"/w2/lab-* 2>/dev/null | head -1)
+fi
 echo "# lab, four replay kernels: exit $rc in $((SECONDS - t0)) s"
 if [ "$rc" = 1 ] && [ -n "$lab" ]; then
 	ok "four replay kernels, base fixed: exit 1 (crash and eopnotsupp regress)"
 else
-	bad "four replay kernels: exit $rc (want 1)"; tail -30 "$work/w.out"; [ -n "$lab" ] && show_lab "$lab"
+	bad "four replay kernels: exit $rc (want 1)"; tail -30 "$out"; [ -n "$lab" ] && show_lab "$lab"
 	exit 1
 fi
-run_of() { jq -r --arg k "$1" '.kernels[] | select(.name == $k) | .run_json // ""' "$lab/lab.json"; }
 for k in fixed crash eopnotsupp gop2025; do
 	run=$(run_of "$k")
 	if [ -z "$run" ] || [ ! -f "$run" ]; then bad "$k: no run.json"; continue; fi
@@ -128,17 +177,17 @@ for k in fixed crash eopnotsupp gop2025; do
 	while read -r _ p s want; do
 		got=$(awk -v p="$p" -v s="$s" '$1 == p && $2 == s' "$work/$k.cells")
 		read -r _ _ outcome kk nn <<<"$got"
-		case $want in
-		HARM) re='^GUEST_(CORRUPTION|CRASH|OOPS|HANG|REBOOT)$' ;;
-		DF) re='^GUEST_(CRASH|REBOOT)$' ;;
-		*) re="^$want\$" ;;
-		esac
+		re=$(want_re "$want")
 		if ! [[ ${outcome:-none} =~ $re ]]; then
 			bad "$k $p $s: ${outcome:-no cell} (want $want)"
 			# what the run saw: a false verdict must be diagnosable from
 			# the log alone (the work directory goes with the test)
 			jq -r --arg p "$p" --arg s "$s" '.cells[] | select(.profile == $p and .spec == $s) |
 				.evidence | tostring' "$run" | head -c 4000; echo
+		elif [ "$outcome" = HOST_CRASH ] && ! jq -e --arg p "$p" --arg s "$s" '.cells[] |
+			select(.profile == $p and .spec == $s) | .evidence | tostring |
+			test("reboot event") and (test("Kernel panic") | not)' "$run" >/dev/null; then
+			bad "$k $p $s: HOST_CRASH that is not a lab host reset without a panic"
 		elif [ "$want" = HARM ] || [ "$want" = DF ]; then
 			if [ "${kk:-0}" -ge 1 ] && [ "$kk" = "$nn" ]; then
 				ok "$k $p $s: $outcome $kk/$nn"
