@@ -140,6 +140,16 @@ else
 			| {profile, attr: $A[.attr], tries: [.tries[] | .attr = $A[.attr]]}' "$json"
 		fail=1
 	fi
+	# What a maintainer reads first: the guest's own console, with the
+	# panic the agent's sysrq-c caused, in each crash's evidence.
+	if jq -e '[.cells[] | select(.outcome == "GUEST_CRASH") | .evidence | tostring] |
+		length > 0 and all(test("--- console") and test("sysrq triggered crash"))' "$json" >/dev/null; then
+		echo "ok   every GUEST_CRASH's evidence holds the guest console's panic line"
+	else
+		echo "FAIL a GUEST_CRASH's evidence lacks the console's panic line:"
+		jq -r '.cells[] | select(.outcome == "GUEST_CRASH") | .evidence | tostring' "$json" | head -c 3000
+		fail=1
+	fi
 	if ! grep -q "SELF-TEST" <<<"$m"; then echo "FAIL self-test run: matrix does not say SELF-TEST"; fail=1
 	else echo "ok   matrix says SELF-TEST"; fi
 	if jq -e '.selftest == true' "$json" >/dev/null; then echo "ok   run.json selftest flag"
@@ -201,6 +211,15 @@ if [ $rc -ne 1 ] || [ -z "$json" ]; then
 elif got=$(jq -r '[.cells[] | "\(.profile) \(.spec) \(.outcome) \(.k)/\(.n)"] | join(",")' "$json") &&
      [ "$got" = "perf-3.7 cpu-clock:u GUEST_HANG 1/1" ]; then
 	echo "ok   hang self-test run: the one cell is GUEST_HANG 1/1"
+	# a hang's evidence: the NMI sent and what the console said after it
+	# (the agent went silent; the guest kernel answers the NMI)
+	if jq -e '.cells[0].evidence | tostring | test("NMI injected") and test("--- console after NMI")' \
+		"$json" >/dev/null; then
+		echo "ok   hang self-test run: the evidence holds the NMI and the console after it"
+	else
+		echo "FAIL hang self-test run: no NMI or console after it in the evidence:"
+		jq -r '.cells[0].evidence | tostring' "$json" | head -c 3000; echo; fail=1
+	fi
 else
 	echo "FAIL hang self-test run: cells '$got', want 'perf-3.7 cpu-clock:u GUEST_HANG 1/1'"
 	explain "$work/hang" "$work/hang.out"; fail=1

@@ -744,6 +744,26 @@ bool fleet_all_harmed_since(struct fleet *f, uint64_t mark)
 	return all;
 }
 
+void fleet_wait_evidence(struct fleet *f, uint64_t mark, unsigned int timeout_ms)
+{
+	int64_t end = g_get_monotonic_time() + (int64_t)timeout_ms * 1000;
+
+	g_mutex_lock(&f->lock);
+	for (;;) {
+		bool whole = true;
+
+		for (unsigned int i = 0; i < f->n && whole; i++) {
+			const struct guest *g = &f->g[i];
+
+			whole = !(g->harm && g->harm->id > mark && (g->console_due_us || g->nmi_pending));
+		}
+		if (whole || fleet_signal_pending() || g_get_monotonic_time() >= end)
+			break;
+		g_cond_wait_until(&f->cond, &f->lock, MIN(end, g_get_monotonic_time() + 50000));
+	}
+	g_mutex_unlock(&f->lock);
+}
+
 int fleet_wait_healthy(struct fleet *f, unsigned int timeout_ms)
 {
 	int64_t end = g_get_monotonic_time() + (int64_t)timeout_ms * 1000;

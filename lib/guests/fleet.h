@@ -133,6 +133,10 @@ int fleet_wait_verdict(struct fleet *f, uint64_t mark, unsigned int timeout_ms);
  * console tail read, no NMI pending): nothing more to watch until the
  * guests restart. */
 bool fleet_all_harmed_since(struct fleet *f, uint64_t mark);
+/* Waits (at most timeout_ms) until the evidence of every verdict after
+ * mark is whole: its console tail read, no NMI pending. A verdict taken at
+ * the end of a batch would otherwise go without the guest's console. */
+void fleet_wait_evidence(struct fleet *f, uint64_t mark, unsigned int timeout_ms);
 /* Waits until every guest is HEALTHY with a heartbeat within the timeout:
  * 0, -ETIMEDOUT, or -EIO when a guest is HARMED/INFRA/OFF. */
 int fleet_wait_healthy(struct fleet *f, unsigned int timeout_ms);

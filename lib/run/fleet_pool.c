@@ -174,6 +174,10 @@ static int fg_judge(void *ctx, enum outcome *o, json_t **verdicts)
 		return healthy; /* our shutdown: no verdict at all */
 	if (healthy == -EIO)
 		healthy = 0; /* verdicts: collected below */
+	/* a harm seen just now gets its console tail (and what an NMI
+	 * printed) before the evidence is kept below: a nested guest's
+	 * late panic was kept as the lifecycle line alone (CI, 2026-12-06) */
+	fleet_wait_evidence(fg->f, fg->mark, 3000);
 	/* a harmed disk guest's own logs belong in the evidence kept below */
 	fleet_stop_harmed_disks(fg->f);
 	if ((e = fleet_verdicts_since(fg->f, fg->mark, &vs)))
