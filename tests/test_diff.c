@@ -260,6 +260,9 @@ static void test_new_rule_first(void **state)
 			cell = c;
 	assert_non_null(cell);
 	assert_string_equal(json_string_value(json_object_get(cell, "new_rule")), "precise_ip>0 \x1b[2J<b>");
+	/* judged by the rule, never armed alone: no k/n of its own */
+	assert_null(json_object_get(cell, "new_kn"));
+	assert_non_null(json_object_get(cell, "base_kn"));
 	json_decref(j);
 
 	/* BASE proved the same rule: not new, not listed */
@@ -269,6 +272,17 @@ static void test_new_rule_first(void **state)
 	g_free(text);
 	text = diff_result_to_text(same);
 	assert_null(strstr(text, "new rules"));
+
+	/* BASE proved another rule: NEW's is still new */
+	{
+		g_autoptr(result_set) b2 = NULL;
+		g_autoptr(diff_result) other = NULL;
+
+		assert_int_equal(results_read_json(bp, &b2), 0);
+		rule_new_side(b2, "exclude_guest=0");
+		assert_int_equal(diff_compare(b2, "run-3.8", n, "new", &other), 0);
+		assert_int_equal(other->new_rule_lines->len, 1);
+	}
 }
 
 static void test_still_harmful(void **state)
@@ -484,6 +498,89 @@ static void test_text_and_json(void **state)
 	assert_non_null(strstr(t2, "GUEST_CRASH (3/3) -> EOPNOTSUPP"));
 }
 
+/* Both sides of the k/n rule in --json: each side carries the k/n its run
+ * recorded for the cell ("base_kn" as "new_kn"; the fixtures' cells, by
+ * hand: run-3.6 perf-3.6 cycles:pp GUEST_CRASH 3/3, run-3.7 EOPNOTSUPP
+ * 0/3, run-3.8 perf-3.6 cycles OK 0/3, run-3.8-harm GUEST_HANG 3/3); and a
+ * cell one run lacks reads "-" on that side in the text, not an outcome. */
+static void expect_kn(json_t *group, const char *profile, const char *spec, const char *side,
+		      int k, int n)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(group, i, e) {
+		json_t *kn;
+
+		if (strcmp(json_string_value(json_object_get(e, "profile")), profile) ||
+		    strcmp(json_string_value(json_object_get(e, "spec")), spec))
+			continue;
+		kn = json_object_get(e, side);
+		assert_true(json_is_array(kn) && json_array_size(kn) == 2);
+		assert_int_equal(json_integer_value(json_array_get(kn, 0)), k);
+		assert_int_equal(json_integer_value(json_array_get(kn, 1)), n);
+		return;
+	}
+	fail_msg("no %s %s in the group", profile, spec);
+}
+
+static void test_kn_sides_and_missing_side(void **state)
+{
+	g_autoptr(diff_result) fenced = compare("run-3.6", "run-3.7");
+	g_autoptr(diff_result) harm = compare("run-3.8", "run-3.8-harm");
+	g_autoptr(diff_result) missing = compare("run-3.8", "run-3.8-missing");
+	json_t *j = diff_result_to_json(fenced), *h = diff_result_to_json(harm);
+	json_t *fg = json_object_get(json_object_get(j, "groups"), "fenced");
+	json_t *hg = json_object_get(json_object_get(h, "groups"), "harm_regression");
+	g_autofree char *text = diff_result_to_text(missing);
+
+	(void)state;
+	expect_kn(fg, "perf-3.6", "cycles:pp", "base_kn", 3, 3);
+	expect_kn(fg, "perf-3.6", "cycles:pp", "new_kn", 0, 3);
+	expect_kn(hg, "perf-3.6", "cycles", "base_kn", 0, 3);
+	expect_kn(hg, "perf-3.6", "cycles", "new_kn", 3, 3);
+	assert_non_null(strstr(text, "cpu-clock:u              OK -> -\n"));
+	json_decref(j);
+	json_decref(h);
+
+	/* --json of a cell one run lacks: no outcome and no k/n on that
+	 * side, both on the side it has */
+	{
+		g_autoptr(diff_result) extra = compare("run-3.8", "run-3.8-extra");
+		json_t *mj = diff_result_to_json(missing), *ej = diff_result_to_json(extra);
+		json_t *ob = json_array_get(json_object_get(json_object_get(mj, "groups"), "only_base"), 0);
+		json_t *on = json_array_get(json_object_get(json_object_get(ej, "groups"), "only_new"), 0);
+
+		assert_non_null(ob);
+		assert_string_equal(json_string_value(json_object_get(ob, "base")), "OK");
+		assert_non_null(json_object_get(ob, "base_kn"));
+		assert_null(json_object_get(ob, "new"));
+		assert_null(json_object_get(ob, "new_kn"));
+		assert_non_null(on);
+		assert_non_null(json_object_get(on, "new"));
+		assert_null(json_object_get(on, "base"));
+		assert_null(json_object_get(on, "base_kn"));
+		json_decref(mj);
+		json_decref(ej);
+	}
+}
+
+/* The groups' table at its edge, and a run verdict of INFRA on either side
+ * said in the verdict line. */
+static void test_group_edge_and_infra_either_side(void **state)
+{
+	g_autoptr(diff_result) nside = compare("run-3.8", "run-3.8-infra-verdict");
+	g_autoptr(diff_result) bside = compare("run-3.8-infra-verdict", "run-3.8");
+	g_autofree char *nt = diff_result_to_text(nside), *bt = diff_result_to_text(bside);
+
+	(void)state;
+	assert_false(diff_group_fails(DIFF_GROUP_COUNT));
+	assert_string_equal(diff_group_what(DIFF_GROUP_COUNT), "?");
+	assert_true(diff_group_fails(DIFF_HARM_REGRESSION));
+	assert_non_null(strstr(nt, "a run verdict is INFRA"));
+	assert_non_null(strstr(bt, "a run verdict is INFRA"));
+}
+
 int main(int argc, char **argv)
 {
 	g_autofree char *top = test_top_dir();
@@ -510,6 +607,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cell_keys_do_not_collide),
 		cmocka_unit_test(test_cells_in_group_order),
 		cmocka_unit_test(test_text_and_json),
+		cmocka_unit_test(test_kn_sides_and_missing_side),
+		cmocka_unit_test(test_group_edge_and_infra_either_side),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

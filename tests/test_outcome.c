@@ -29,6 +29,15 @@ static void test_names(void **state)
 	assert_false(outcome_is_harm(OUTCOME_REJECTED));
 	assert_false(outcome_is_harm(OUTCOME_OK));
 	assert_false(outcome_is_harm(OUTCOME_EOPNOTSUPP));
+	/* the value for "no outcome" (a cell one run lacks) and past it:
+	 * named "?", of the infra class (never a harm), no errno */
+	for (int o = OUTCOME_COUNT; o <= OUTCOME_COUNT + 1; o++) {
+		assert_string_equal(outcome_name(o), "?");
+		assert_int_equal(outcome_class(o), OUTCOME_CLASS_INFRA);
+		assert_false(outcome_is_harm(o));
+	}
+	/* and the last real outcome has its own name */
+	assert_string_not_equal(outcome_name(OUTCOME_COUNT - 1), "?");
 }
 
 static void test_errno(void **state)
