@@ -294,6 +294,33 @@ static void test_junit(void **state)
 	}
 }
 
+/* A cell whose CPUs disagree: every CPU's outcome is in the JUnit text,
+ * the first CPU's too. */
+static void test_junit_per_cpu(void **state)
+{
+	g_autoptr(GPtrArray) sets = load("matrix", "ivb-3.6", NULL);
+	struct result_set *set = sets->pdata[0];
+	g_autofree char *junit = NULL;
+	bool marked = false;
+
+	(void)state;
+	for (guint i = 0; i < set->cells->len && !marked; i++) {
+		struct cell *c = set->cells->pdata[i];
+		struct cell_cpu cc[] = { { .cpu = 0, .outcome = OUTCOME_EBUSY },
+					 { .cpu = 1, .outcome = OUTCOME_OK } };
+
+		if (!outcome_is_harm(c->outcome))
+			continue;
+		g_array_set_size(c->per_cpu, 0);
+		g_array_append_vals(c->per_cpu, cc, G_N_ELEMENTS(cc));
+		marked = true;
+	}
+	assert_true(marked);
+	junit = render(REPORT_JUNIT, sets, NULL);
+	xml_check(junit);
+	assert_non_null(strstr(junit, "cpu0: EBUSY\ncpu1: OK\n"));
+}
+
 /* A harm judged by a proven rule (isolate = rule) fails JUnit as any
  * harm, and JUnit and KCIDB name the rule instead of a k/n it lacks. */
 static void test_rule_covered(void **state)
@@ -692,6 +719,7 @@ int main(void)
 		cmocka_unit_test(test_html_compact),
 		cmocka_unit_test(test_html_tries_fields),
 		cmocka_unit_test(test_junit),
+		cmocka_unit_test(test_junit_per_cpu),
 		cmocka_unit_test(test_junit_baseline),
 		cmocka_unit_test(test_rule_covered),
 		cmocka_unit_test(test_rule_first),
