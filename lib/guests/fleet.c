@@ -730,6 +730,13 @@ int fleet_wait_verdict(struct fleet *f, uint64_t mark, unsigned int timeout_ms)
 	return rc < 0 ? pc_fail(ETIMEDOUT, "no verdict within %u ms", timeout_ms) : 0;
 }
 
+/* Its harm's evidence still grows: the console tail is due, or the NMI's
+ * output. Under f->lock. */
+static bool evidence_due_locked(const struct guest *g)
+{
+	return g->console_due_us || g->nmi_pending;
+}
+
 bool fleet_all_harmed_since(struct fleet *f, uint64_t mark)
 {
 	bool all = f->n > 0;
@@ -738,7 +745,7 @@ bool fleet_all_harmed_since(struct fleet *f, uint64_t mark)
 	for (unsigned int i = 0; i < f->n && all; i++) {
 		const struct guest *g = &f->g[i];
 
-		all = g->harm && g->harm->id > mark && !g->console_due_us && !g->nmi_pending;
+		all = g->harm && g->harm->id > mark && !evidence_due_locked(g);
 	}
 	g_mutex_unlock(&f->lock);
 	return all;
@@ -755,7 +762,7 @@ void fleet_wait_evidence(struct fleet *f, uint64_t mark, unsigned int timeout_ms
 		for (unsigned int i = 0; i < f->n && whole; i++) {
 			const struct guest *g = &f->g[i];
 
-			whole = !(g->harm && g->harm->id > mark && (g->console_due_us || g->nmi_pending));
+			whole = !(g->harm && g->harm->id > mark && evidence_due_locked(g));
 		}
 		if (whole || fleet_signal_pending() || g_get_monotonic_time() >= end)
 			break;
