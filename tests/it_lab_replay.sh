@@ -163,20 +163,28 @@ evidence_of() { # run.json profile spec
 	jq -r --arg p "$2" --arg s "$3" '.cells[] | select(.profile == $p and .spec == $s) |
 		.evidence | tostring' "$1" | head -c 3000 | sed 's/^/#     /'; echo
 }
+# until_judgeable RUNNER DIR MISMATCHES WHAT: runs "RUNNER DIR1", again into
+# DIR2, DIR3 while the grounds above hold (MISMATCHES prints "kernel
+# profile spec got want" lines for $lab); leaves rc, out, lab and try of
+# the last run made
+until_judgeable() {
+	local off k p s got want
+	for try in $(seq "$tries"); do
+		"$1" "$2$try"
+		rc=$?
+		out=$2$try.out
+		lab=$(ls -d "$2$try"/lab-* 2>/dev/null | head -1)
+		[ "$try" -lt "$tries" ] && [ "$rc" = 1 ] && [ -n "$lab" ] && tcg_lab "$lab" &&
+			off=$("$3") && [ -n "$off" ] && only_platform_harm <<<"$off" || break
+		echo "# run $try of $tries: TCG harmed a nested guest on cells the table wants OK ($lab):"
+		while read -r k p s got want; do
+			echo "#   $k $p $s $got (want $want):"; evidence_of "$(run_of "$k")" "$p" "$s"
+		done <<<"$off"
+		echo "# running $4 again; the next run is held to the table"
+	done
+}
 t0=$SECONDS
-for try in $(seq "$tries"); do
-	four_kernels "$work/w$try"
-	rc=$?
-	out=$work/w$try.out
-	lab=$(ls -d "$work/w$try"/lab-* 2>/dev/null | head -1)
-	[ "$try" -lt "$tries" ] && [ "$rc" = 1 ] && [ -n "$lab" ] && tcg_lab "$lab" &&
-		off=$(mismatches) && [ -n "$off" ] && only_platform_harm <<<"$off" || break
-	echo "# run $try of $tries: TCG harmed a nested guest on cells the table wants OK ($lab):"
-	while read -r k p s got want; do
-		echo "#   $k $p $s $got (want $want):"; evidence_of "$(run_of "$k")" "$p" "$s"
-	done <<<"$off"
-	echo "# running the four kernels again; the next run is held to the table"
-done
+until_judgeable four_kernels "$work/w" mismatches "the four kernels"
 echo "# lab, four replay kernels: exit $rc in $((SECONDS - t0)) s (run $try)"
 if [ "$rc" = 1 ] && [ -n "$lab" ]; then
 	ok "four replay kernels, base fixed: exit 1 (crash and eopnotsupp regress)"
@@ -268,28 +276,19 @@ host_harm() { # results dir
 	"$bin" lab "$top/tests/data/lab/host-replay.ini" --results "$1" \
 		--kernel replay:host-panic+host-hang:hostharm >"$1.out" 2>&1
 }
-h_run() { jq -r '.kernels[0].run_json // ""' "$1/lab.json" 2>/dev/null; }
-# "profile spec got want" for the cells of run.json $1 that are not the table's
+# "hostharm profile spec got want" for the cells of the lab run $lab that
+# are not the table's
 h_mismatches() {
+	local run
+	run=$(run_of hostharm)
+	[ -f "$run" ] || { echo "hostharm - - no-run.json -"; return; }
 	join -a 1 -e none -o 0,2.2,1.2 <(awk '{print $1 "/" $2, $3}' "$work/h.want" | sort) \
-		<(cells "$1" | awk '{print $1 "/" $2, $3}' | sort) | tr / ' ' | awk '$3 != $4'
+		<(cells "$run" | awk '{print $1 "/" $2, $3}' | sort) | tr / ' ' |
+		awk '$3 != $4 {print "hostharm", $0}'
 }
-# runs again as above, on the same grounds
 t0=$SECONDS
-for try in $(seq "$tries"); do
-	host_harm "$work/h$try"
-	rc=$?
-	out=$work/h$try.out
-	lab=$(ls -d "$work/h$try"/lab-* 2>/dev/null | head -1)
-	run=$(h_run "$lab")
-	[ "$try" -lt "$tries" ] && [ "$rc" = 1 ] && [ -f "$run" ] && tcg_lab "$lab" &&
-		off=$(h_mismatches "$run") && [ -n "$off" ] && only_platform_harm <<<"$off" || break
-	echo "# run $try of $tries: TCG harmed a nested guest on cells the table wants OK ($lab):"
-	while read -r p s got want; do
-		echo "#   $p $s $got (want $want):"; evidence_of "$run" "$p" "$s"
-	done <<<"$off"
-	echo "# running the host-harm kernel again; the next run is held to the table"
-done
+until_judgeable host_harm "$work/h" h_mismatches "the host-harm kernel"
+run=$(jq -r '.kernels[0].run_json // ""' "$lab/lab.json" 2>/dev/null)
 echo "# lab, replay:host-panic+host-hang: exit $rc in $((SECONDS - t0)) s (run $try)"
 [ "$rc" = 1 ] && ok "host harm: exit 1" || { bad "host harm: exit $rc (want 1)"; tail -20 "$out"; show_lab "$lab"; }
 if [ -n "$run" ] && [ -f "$run" ]; then
