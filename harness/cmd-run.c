@@ -1,6 +1,5 @@
 /* pmucanary run [SCENARIO]: the crash sweep (see lib/run/runner.h). */
 #include "commands.h"
-#include "fleet_pool.h"
 #include "lab.h"
 #include "log.h"
 #include "only.h"
@@ -134,7 +133,6 @@ int cmd_run(int argc, char **argv)
 	g_autoptr(GOptionContext) ctx = g_option_context_new("[SCENARIO]");
 	struct runner_opts o = { 0 };
 	g_auto(cli_reports) reports = { 0 };
-	struct runner_guests guests;
 	struct runner_report rep;
 	bool reports_failed = false;
 	int e, code;
@@ -229,13 +227,10 @@ int cmd_run(int argc, char **argv)
 		o.progress = show_progress;
 		o.progress_ctx = NULL;
 	}
-	if ((e = runner_fleet_guests(uri, tcg, keep, &guests))) {
-		fprintf(stderr, "pmucanary run: %s\n", pc_errmsg());
-		json_decref(lab_json);
-		return EXIT_INFRA;
-	}
-	e = runner_run(&o, &guests, &rep);
-	runner_fleet_guests_free(&guests);
+	o.pool_params.uri = uri;
+	o.pool_params.tcg = tcg;
+	o.pool_params.keep_disks = keep;
+	e = runner_run(&o, &rep);
 	json_decref(lab_json);
 	if (e) {
 		fprintf(stderr, "pmucanary run: %s\n", pc_errmsg());

@@ -23,6 +23,7 @@
 #include "hbproto.h"
 #include "image.h"
 #include "log.h"
+#include "pool.h"
 #include "virt.h"
 
 #include <errno.h>
@@ -778,6 +779,49 @@ static void test_list_sees_defined(void **state)
 }
 
 /* Last: nothing of any run of this process is left, running or defined. */
+/* The libvirt pool tells a guest image that does not boot from a machine
+ * that cannot start guests (pool.h): real guests of the agent's image
+ * given a first-heartbeat deadline that nothing meets are BOOT (started,
+ * never answered); an initrd that is not there never reaches libvirt:
+ * INFRA. Neither leaves a domain behind. (A kernel that panics while
+ * booting without the agent's initramfs is not seen before the deadline
+ * either: the distribution's pvpanic driver is a module that the
+ * initramfs loads.) */
+static void test_pool_boot_vs_infra(void **state)
+{
+	g_autofree char *dir = g_build_filename(run_dir, "pool-boot", NULL);
+	g_autofree char *missing = g_build_filename(run_dir, "missing.cpio", NULL);
+	g_autofree char *prefix = g_strdup_printf(FLEET_NAME_PREFIX "pool-boot");
+	struct pool_params params = { .tcg = tcg };
+	struct pool_spec spec = { .guests = 2, .vcpus = 1, .memory_mib = 256, .kernel = kernel,
+				  .initrd = initrd, .disk = "", .heartbeat_ms = 500,
+				  .heartbeat_timeout_ms = 5000, .boot_timeout_ms = 300 };
+	enum pool_failure why = POOL_FAILURE_NONE;
+	json_t *info = NULL;
+	struct pool *pl = NULL;
+	int e;
+
+	assert_int_equal(pool_open("libvirt", &params, &pl), 0);
+	e = pl->ops->start(pl->priv, &spec, dir, &info, &why);
+	assert_int_equal(e, -ETIMEDOUT);
+	assert_int_equal(why, POOL_FAILURE_BOOT);
+	assert_non_null(strstr(pc_errmsg(), "2 of 2 guests started but sent no heartbeat within 300 ms"));
+	assert_null(info);
+	pl->ops->stop(pl->priv);
+	assert_int_equal(prefix_count(prefix), 0);
+
+	spec.initrd = missing;
+	spec.boot_timeout_ms = 90000;
+	why = POOL_FAILURE_NONE;
+	e = pl->ops->start(pl->priv, &spec, dir, &info, &why);
+	assert_true(e < 0);
+	assert_int_equal(why, POOL_FAILURE_INFRA);
+	assert_non_null(strstr(pc_errmsg(), "missing.cpio"));
+	assert_null(info);
+	pool_free(pl);
+	assert_int_equal(prefix_count(prefix), 0);
+}
+
 static void test_no_domain_left(void **state)
 {
 	fleet_free(fleet);
@@ -805,6 +849,7 @@ int main(void)
 		cmocka_unit_test(test_cli_sigterm),
 		cmocka_unit_test(test_cli_sigint),
 		cmocka_unit_test(test_list_sees_defined),
+		cmocka_unit_test(test_pool_boot_vs_infra),
 		cmocka_unit_test(test_no_domain_left), /* keep last */
 	};
 	log_set_level(LOG_WARN);

@@ -4,7 +4,7 @@
  * printed), --cell narrows that to one cell and one batch, a resumed --only
  * run keeps its cells, and a RESULT whose attr this binary no longer
  * encodes is refused naming the member. The fake guests are test_runner's
- * kind (struct runner_guests without libvirtd); the attrs are armed on
+ * kind (a guest pool backend registered as "fake", no libvirtd); the attrs are armed on
  * this host's real perf_event_open (root or perf_event_paranoid <= 0). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +20,7 @@
 #include "only.h"
 #include "perfev.h"
 #include "results.h"
+#include "pool.h"
 #include "runner.h"
 
 #include <errno.h>
@@ -67,7 +68,8 @@ static json_t *journal_last_line(const char *run_dir)
 	return last ? json_loads(last, 0, NULL) : NULL;
 }
 
-static int f_start(void *ctx, const struct scenario *s, const char *run_dir, json_t **info)
+static int f_start(void *ctx, const struct pool_spec *s, const char *run_dir, json_t **info,
+		   enum pool_failure *why)
 {
 	struct fake *f = ctx;
 
@@ -120,7 +122,7 @@ static int f_restart(void *ctx)
 	return 0;
 }
 
-static int f_selftest(void *ctx, enum runner_harm how)
+static int f_selftest(void *ctx, const char *word)
 {
 	return 0;
 }
@@ -141,12 +143,31 @@ static void fake_clear(struct fake *f)
 	g_free(f->run_dir);
 }
 
-static struct runner_guests fake_guests(struct fake *f)
+/* The fake as a guest pool backend ("fake", registered in main), the
+ * test's struct fake its context. */
+static int fp_open(const struct pool_params *p, void **priv)
 {
-	struct runner_guests g = { f, f_start, f_mark, f_judge, f_restart, f_selftest, f_stop,
-				    NULL, NULL, NULL };
+	*priv = p->user;
+	return 0;
+}
 
-	return g;
+static void fp_close(void *priv)
+{
+}
+
+static const struct pool_ops fake_pool_ops = {
+	.name = "fake", .what = "test_only's fake guests",
+	.open = fp_open, .close = fp_close, .start = f_start, .mark = f_mark, .judge = f_judge,
+	.restart_harmed = f_restart, .selftest = f_selftest, .stop = f_stop,
+};
+
+static int fake_run(const struct runner_opts *o, struct fake *f, struct runner_report *rep)
+{
+	struct runner_opts with = *o;
+
+	with.pool = "fake";
+	with.pool_params.user = f;
+	return runner_run(&with, rep);
 }
 
 struct fixture {
@@ -236,7 +257,6 @@ static struct fixture *with_result(void **state)
 {
 	struct fixture *fx = *state;
 	struct fake f;
-	struct runner_guests g = fake_guests(&f);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep;
 	g_autoptr(result_set) set = NULL;
@@ -245,7 +265,7 @@ static struct fixture *with_result(void **state)
 	if (fx->refused)
 		test_skip("%s", fx->refused);
 	fake_init(&f);
-	if (runner_run(&o, &g, &rep))
+	if (fake_run(&o, &f, &rep))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_HARM);
 	assert_int_equal(rep.only_cells, 0);
@@ -350,14 +370,13 @@ static void test_default_selection_arms_only_harm_attrs(void **state)
 {
 	struct fixture *fx = with_result(state);
 	struct fake f;
-	struct runner_guests g = fake_guests(&f);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep;
 	g_autoptr(GHashTable) want = keys_of(fx->result, harm_cells, N_HARM);
 
 	fake_init(&f);
 	o.only_result = fx->result;
-	if (runner_run(&o, &g, &rep))
+	if (fake_run(&o, &f, &rep))
 		fail_msg("%s", pc_errmsg());
 	print_message("full run: %u distinct attrs armed in %u batches; --only RESULT (%zu harm "
 		      "cells): %u distinct attrs in %u batches\n", fx->full_distinct,
@@ -377,7 +396,7 @@ static void test_default_selection_arms_only_harm_attrs(void **state)
 	fake_init(&f);
 	f.fixed = true;
 	runner_report_clear(&rep);
-	if (runner_run(&o, &g, &rep))
+	if (fake_run(&o, &f, &rep))
 		fail_msg("%s", pc_errmsg());
 	print_message("--only RESULT on a fixed kernel: %u distinct attrs in %u batches\n",
 		      rep.distinct_armed, rep.rounds);
@@ -398,7 +417,6 @@ static void test_cell_narrows(void **state)
 	static const char *const ok_cell[] = { "perf-3.6:cpu-clock" };
 	static const char *const harm_cell[] = { "perf-3.6:page-faults:u" };
 	struct fake f, f2;
-	struct runner_guests g = fake_guests(&f), g2 = fake_guests(&f2);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep, rep2;
 	g_autoptr(GHashTable) want = keys_of(fx->result, ok_cell, 1);
@@ -411,7 +429,7 @@ static void test_cell_narrows(void **state)
 	o.only_result = fx->result;
 	o.only_cells = ok_cell;
 	o.only_cell_count = 1;
-	if (runner_run(&o, &g, &rep))
+	if (fake_run(&o, &f, &rep))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_CLEAN);
 	assert_int_equal(rep.only_cells, 1);
@@ -421,7 +439,7 @@ static void test_cell_narrows(void **state)
 	assert_only_json(rep.run_dir, fx->result, ok_cell, 1, OUTCOME_OK);
 
 	o.only_cells = harm_cell;
-	if (runner_run(&o, &g2, &rep2))
+	if (fake_run(&o, &f2, &rep2))
 		fail_msg("%s", pc_errmsg());
 	print_message("--cell %s (OK): %u batch; --cell %s (harm): %u batches (confirm = 2)\n",
 		      ok_cell[0], rep.rounds, harm_cell[0], rep2.rounds);
@@ -447,7 +465,6 @@ static void test_resume_keeps_selection(void **state)
 {
 	struct fixture *fx = with_result(state);
 	struct fake f, f2;
-	struct runner_guests g = fake_guests(&f), g2 = fake_guests(&f2);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep, rep2;
 	g_autoptr(GHashTable) want = keys_of(fx->result, harm_cells, N_HARM);
@@ -456,14 +473,14 @@ static void test_resume_keeps_selection(void **state)
 	fake_init(&f2);
 	f.fail_judge_at = 3;   /* the baseline, batch 0, then batch 1 */
 	o.only_result = fx->result;
-	assert_int_equal(runner_run(&o, &g, &rep), 0);
+	assert_int_equal(fake_run(&o, &f, &rep), 0);
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_INFRA);
 	assert_int_equal(f.batches, 2);
 
 	o.only_result = NULL;
 	o.scenario = NULL;
 	o.resume_dir = rep.run_dir;
-	if (runner_run(&o, &g2, &rep2))
+	if (fake_run(&o, &f2, &rep2))
 		fail_msg("%s", pc_errmsg());
 	print_message("--only run cut at batch 1, resumed: %u batches armed again of %u\n",
 		      f2.batches, rep2.rounds);
@@ -495,7 +512,6 @@ static void test_attr_mismatch_refused(void **state)
 {
 	struct fixture *fx = with_result(state);
 	struct fake f;
-	struct runner_guests g = fake_guests(&f);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep;
 	g_autoptr(result_set) set = read_set(fx->result);
@@ -519,7 +535,7 @@ static void test_attr_mismatch_refused(void **state)
 	o.only_result = edited;
 	o.only_cells = cell;
 	o.only_cell_count = 1;
-	assert_int_equal(runner_run(&o, &g, &rep), -EINVAL);
+	assert_int_equal(fake_run(&o, &f, &rep), -EINVAL);
 	if (!strstr(pc_errmsg(), "cell perf-modern:task-clock:u: profile perf-modern encodes "
 			"another attr than RESULT's (RESULT -> this binary: precise_ip 0x2 -> 0)"))
 		fail_msg("message: %s", pc_errmsg());
@@ -603,5 +619,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_attr_mismatch_refused, setup, teardown),
 	};
 
+	if (pool_register(&fake_pool_ops))
+		fail_msg("%s", pc_errmsg());
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "perfev.h"
 #include "results.h"
+#include "pool.h"
 #include "runner.h"
 
 #include <errno.h>
@@ -27,6 +28,9 @@
 
 struct fake {
 	bool started, harmed_since_mark;
+	bool summary, all_harmed; /* the pool's optional ops answer */
+	enum pool_failure start_fails; /* start fails, blaming this */
+	unsigned int stops;
 	unsigned int marks, restarts, selftests, judges;
 	int fail_judge_at;   /* the Nth judge returns an error (INFRA); 0: never */
 	/* The Nth judge gets SIGTERM (fleet_signals_install'd) and judges in
@@ -74,10 +78,16 @@ static bool batch_armed(const struct fake *f, unsigned int id)
 	return false;
 }
 
-static int f_start(void *ctx, const struct scenario *s, const char *run_dir, json_t **info)
+static int f_start(void *ctx, const struct pool_spec *s, const char *run_dir, json_t **info,
+		   enum pool_failure *why)
 {
 	struct fake *f = ctx;
 
+	if (f->start_fails) {
+		*why = f->start_fails;
+		return pc_fail(EIO, "fake-0: %s", f->start_fails == POOL_FAILURE_BOOT ?
+			       "no heartbeat within 1000 ms of start" : "libvirt: cannot connect");
+	}
 	f->started = true;
 	if (f->arms) {  /* tracking arms (fake_init) */
 		g_free(f->run_dir);
@@ -162,7 +172,7 @@ static int f_restart(void *ctx)
 	return 0;
 }
 
-static int f_selftest(void *ctx, enum runner_harm how)
+static int f_selftest(void *ctx, const char *word)
 {
 	struct fake *f = ctx;
 
@@ -173,6 +183,7 @@ static int f_selftest(void *ctx, enum runner_harm how)
 
 static void f_stop(void *ctx)
 {
+	((struct fake *)ctx)->stops++;
 }
 
 /* A fleet whose one guest's restore failed once. */
@@ -182,12 +193,46 @@ static json_t *f_summary(void *ctx)
 			 "restore_failures", 1, "restore_note", "restore: image truncated");
 }
 
-static struct runner_guests fake_guests(struct fake *f)
+/* The fake as a guest pool backend ("fake", registered in main): the
+ * runner opens it by name like the libvirt one, the test's struct fake
+ * being its context (pool_params.user). */
+static int fp_open(const struct pool_params *p, void **priv)
 {
-	struct runner_guests g = { f, f_start, f_mark, f_judge, f_restart, f_selftest, f_stop, NULL,
-				    NULL, NULL };
+	*priv = p->user;
+	return 0;
+}
 
-	return g;
+static void fp_close(void *priv)
+{
+}
+
+static json_t *f_summary(void *ctx);
+static bool f_all_harmed(void *ctx);
+
+static json_t *fp_summary(void *ctx)
+{
+	return ((struct fake *)ctx)->summary ? f_summary(ctx) : NULL;
+}
+
+static bool fp_all_harmed(void *ctx)
+{
+	return ((struct fake *)ctx)->all_harmed && f_all_harmed(ctx);
+}
+
+static const struct pool_ops fake_pool_ops = {
+	.name = "fake", .what = "test_runner's fake guests",
+	.open = fp_open, .close = fp_close, .start = f_start, .mark = f_mark, .judge = f_judge,
+	.restart_harmed = f_restart, .selftest = f_selftest, .stop = f_stop,
+	.all_harmed = fp_all_harmed, .summary = fp_summary,
+};
+
+static int fake_run(const struct runner_opts *o, struct fake *f, struct runner_report *rep)
+{
+	struct runner_opts with = *o;
+
+	with.pool = "fake";
+	with.pool_params.user = f;
+	return runner_run(&with, rep);
 }
 
 /* Every (fake) guest is harmed as soon as the self-test told it to be. */
@@ -287,15 +332,14 @@ static void test_clean_run(void **state)
 {
 	struct fixture *fx = armed_fixture(state);
 	struct fake f = { 0 };
-	struct runner_guests g = fake_guests(&f);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep;
 	g_autoptr(result_set) set = NULL;
 	g_autofree char *matrix = NULL;
 	json_t *want = f_summary(NULL);
 
-	g.summary = f_summary;
-	if (runner_run(&o, &g, &rep))
+	f.summary = true;
+	if (fake_run(&o, &f, &rep))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_CLEAN);
 	assert_true(rep.distinct_armed > 0);
@@ -320,7 +364,6 @@ static void test_dwell_ends_when_all_harmed(void **state)
 {
 	struct fixture *fx = armed_fixture(state);
 	struct fake f = { 0 };
-	struct runner_guests g = fake_guests(&f);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep;
 	g_autofree char *ini = g_build_filename(fx->dir, "long.ini", NULL), *text = NULL;
@@ -335,8 +378,8 @@ static void test_dwell_ends_when_all_harmed(void **state)
 	o.scenario = ini;
 	o.selftest_spec = "cpu-clock:u";
 	o.selftest_harm = RUNNER_HARM_CRASH;
-	g.all_harmed = f_all_harmed;
-	if (runner_run(&o, &g, &rep))
+	f.all_harmed = true;
+	if (fake_run(&o, &f, &rep))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_HARM);
 	jpath = g_build_filename(rep.run_dir, JOURNAL_FILE, NULL);
@@ -373,7 +416,6 @@ static void test_selftest_harm(void **state)
 {
 	struct fixture *fx = armed_fixture(state);
 	struct fake f = { 0 };
-	struct runner_guests g = fake_guests(&f);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep;
 	g_autoptr(result_set) set = NULL;
@@ -383,7 +425,7 @@ static void test_selftest_harm(void **state)
 
 	o.selftest_spec = "cpu-clock:u";
 	o.selftest_harm = RUNNER_HARM_CRASH;
-	if (runner_run(&o, &g, &rep))
+	if (fake_run(&o, &f, &rep))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_HARM);
 	assert_true(rep.selftest);
@@ -426,12 +468,10 @@ static void run_class_harm(struct fixture *fx, const char *isolate, const char *
 	g_autofree char *ini = g_build_filename(fx->dir, "class.ini", NULL);
 	g_autofree char *text = NULL;
 	struct fake f = { .harm_key = harm_key };
-	struct runner_guests g;
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep;
 
 	fake_init(&f);
-	g = fake_guests(&f);
 	assert_true(g_file_get_contents(fx->scenario, &text, NULL, NULL));
 	{
 		/* more modifiers: classes larger than a sample */
@@ -443,7 +483,7 @@ static void run_class_harm(struct fixture *fx, const char *isolate, const char *
 	}
 	assert_true(g_file_set_contents(ini, text, -1, NULL));
 	o.scenario = ini;
-	if (runner_run(&o, &g, &rep))
+	if (fake_run(&o, &f, &rep))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_HARM);
 	*rounds = rep.rounds;
@@ -535,7 +575,6 @@ static void run_budget(struct fixture *fx, const char *isolate, const char *harm
 {
 	g_autofree char *ini = g_build_filename(fx->dir, "budget.ini", NULL);
 	g_autofree char *text = NULL, *more = NULL;
-	struct runner_guests g;
 	struct runner_opts o = opts_for(fx);
 
 	memset(f, 0, sizeof(*f));
@@ -543,12 +582,11 @@ static void run_budget(struct fixture *fx, const char *isolate, const char *harm
 	f->harm_key = harm_key;
 	f->slow_judge = rounds + 1;
 	f->slow_ms = 600;
-	g = fake_guests(f);
 	assert_true(g_file_get_contents(fx->scenario, &text, NULL, NULL));
 	more = g_strconcat(text, "budget = 400ms\nisolate = ", isolate, "\n", NULL);
 	assert_true(g_file_set_contents(ini, more, -1, NULL));
 	o.scenario = ini;
-	if (runner_run(&o, &g, rep))
+	if (fake_run(&o, f, rep))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep->rounds, rounds);
 	assert_int_equal(f->arm_marks, rounds);
@@ -681,7 +719,6 @@ static void test_infra_and_resume(void **state)
 {
 	struct fixture *fx = armed_fixture(state);
 	struct fake f = { .fail_judge_at = 4 }, f2 = { 0 };
-	struct runner_guests g = fake_guests(&f), g2 = fake_guests(&f2);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep, rep2;
 	g_autoptr(journal_replay) jr = NULL;
@@ -689,7 +726,7 @@ static void test_infra_and_resume(void **state)
 
 	fake_init(&f2);
 	o.selftest_spec = "page-faults:k";
-	assert_int_equal(runner_run(&o, &g, &rep), 0);
+	assert_int_equal(fake_run(&o, &f, &rep), 0);
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_INFRA);
 	assert_int_equal(journal_read(rep.run_dir, &jr), 0);
 	/* the baseline was judge 1; batches 0, 1 judged, batch 2 failed */
@@ -697,7 +734,7 @@ static void test_infra_and_resume(void **state)
 	assert_int_equal(jr->batches->len, 3);
 
 	o.resume_dir = rep.run_dir;
-	if (runner_run(&o, &g2, &rep2))
+	if (fake_run(&o, &f2, &rep2))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep2.verdict, RUNNER_VERDICT_HARM);
 	assert_string_equal(rep2.run_id, rep.run_id);
@@ -749,7 +786,6 @@ static void resume_after_cut(void **state, enum cut_how how)
 {
 	struct fixture *fx = armed_fixture(state);
 	struct fake f = { 0 }, f2 = { 0 };
-	struct runner_guests g = fake_guests(&f), g2 = fake_guests(&f2);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep, rep2;
 	g_autofree char *jpath = NULL, *text = NULL;
@@ -761,7 +797,7 @@ static void resume_after_cut(void **state, enum cut_how how)
 	unsigned int harmed = 0;
 
 	fake_init(&f2);
-	if (runner_run(&o, &g, &rep))
+	if (fake_run(&o, &f, &rep))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_CLEAN);
 	jpath = g_build_filename(rep.run_dir, JOURNAL_FILE, NULL);
@@ -805,7 +841,7 @@ static void resume_after_cut(void **state, enum cut_how how)
 	}
 
 	o.resume_dir = rep.run_dir;
-	if (runner_run(&o, &g2, &rep2))
+	if (fake_run(&o, &f2, &rep2))
 		fail_msg("%s", pc_errmsg());
 	set = read_run(rep2.run_dir);
 	/* batch 0, judged clean before, is not armed again in any case */
@@ -871,14 +907,13 @@ static void test_baseline_harm_is_infra(void **state)
 {
 	struct fixture *fx = armed_fixture(state);
 	struct fake f = { .harm_baseline = true };
-	struct runner_guests g = fake_guests(&f);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep;
 
 	g_autoptr(result_set) set = NULL;
 	unsigned int infra = 0;
 
-	assert_int_equal(runner_run(&o, &g, &rep), 0);
+	assert_int_equal(fake_run(&o, &f, &rep), 0);
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_INFRA);
 	assert_non_null(strstr(rep.why, "nothing armed"));
 	/* cells that opened but were never judged under load are INFRA, not OK */
@@ -901,7 +936,6 @@ static void test_resume_hostile_load_counts(void **state)
 {
 	struct fixture *fx = armed_fixture(state);
 	struct fake f = { 0 }, f2 = { 0 };
-	struct runner_guests g = fake_guests(&f), g2 = fake_guests(&f2);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep, rep2;
 	g_autofree char *jpath = NULL, *text = NULL;
@@ -910,7 +944,7 @@ static void test_resume_hostile_load_counts(void **state)
 	unsigned int judged = 0, loads = 0;
 
 	fake_init(&f2);
-	if (runner_run(&o, &g, &rep))
+	if (fake_run(&o, &f, &rep))
 		fail_msg("%s", pc_errmsg());
 	jpath = g_build_filename(rep.run_dir, JOURNAL_FILE, NULL);
 	assert_true(g_file_get_contents(jpath, &text, NULL, NULL));
@@ -941,7 +975,7 @@ static void test_resume_hostile_load_counts(void **state)
 	assert_true(g_file_set_contents(jpath, out->str, -1, NULL));
 
 	o.resume_dir = rep.run_dir;
-	if (runner_run(&o, &g2, &rep2))
+	if (fake_run(&o, &f2, &rep2))
 		fail_msg("%s", pc_errmsg());
 	assert_string_equal(rep2.run_dir, rep.run_dir);
 	assert_int_equal(g_hash_table_size(f2.arms), 0); /* all answered from the journal */
@@ -978,13 +1012,12 @@ static void test_unwritable_report_leaves_no_run_json(void **state)
 {
 	struct fixture *fx = armed_fixture(state);
 	struct fake f = { 0 }, f2 = { 0 };
-	struct runner_guests g = fake_guests(&f), g2 = fake_guests(&f2);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep, rep2;
 	g_autofree char *json = NULL, *html = NULL;
 
 	fake_init(&f2);
-	if (runner_run(&o, &g, &rep))
+	if (fake_run(&o, &f, &rep))
 		fail_msg("%s", pc_errmsg());
 	json = g_build_filename(rep.run_dir, "run.json", NULL);
 	html = g_build_filename(rep.run_dir, "report.html", NULL);
@@ -992,7 +1025,7 @@ static void test_unwritable_report_leaves_no_run_json(void **state)
 	assert_int_equal(unlink(html), 0);
 	assert_int_equal(mkdir(html, 0755), 0);
 	o.resume_dir = rep.run_dir;
-	assert_true(runner_run(&o, &g2, &rep2) < 0);
+	assert_true(fake_run(&o, &f2, &rep2) < 0);
 	assert_non_null(strstr(pc_errmsg(), "report.html"));
 	assert_false(g_file_test(json, G_FILE_TEST_EXISTS));
 	runner_report_clear(&rep);
@@ -1028,7 +1061,6 @@ static void test_signal_leaves_batch_unjudged(void **state)
 {
 	struct fixture *fx = armed_fixture(state);
 	struct fake f = { .signal_at_judge = 2 }, f2 = { 0 };  /* judge 1: the baseline */
-	struct runner_guests g = fake_guests(&f), g2 = fake_guests(&f2);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep2;
 	g_autoptr(journal_replay) jr = NULL;
@@ -1046,7 +1078,7 @@ static void test_signal_leaves_batch_unjudged(void **state)
 		int rc;
 
 		fleet_signals_install();
-		rc = runner_run(&o, &g, &rep);
+		rc = fake_run(&o, &f, &rep);
 		if (rc)
 			_exit(3);
 		if (rep.verdict != RUNNER_VERDICT_INFRA || !rep.why || !strstr(rep.why, "signal 15")) {
@@ -1072,7 +1104,7 @@ static void test_signal_leaves_batch_unjudged(void **state)
 
 	fake_init(&f2);
 	o.resume_dir = run_dir;
-	if (runner_run(&o, &g2, &rep2))
+	if (fake_run(&o, &f2, &rep2))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep2.verdict, RUNNER_VERDICT_CLEAN);
 	assert_true(batch_armed(&f2, 0));
@@ -1094,7 +1126,6 @@ static void test_signal_before_batch_arms_nothing(void **state)
 {
 	struct fixture *fx = armed_fixture(state);
 	struct fake f = { .signal_at_restart = true };
-	struct runner_guests g = fake_guests(&f);
 	struct runner_opts o = opts_for(fx);
 	g_autoptr(journal_replay) jr = NULL;
 	g_autofree char *run_dir = NULL;
@@ -1110,7 +1141,7 @@ static void test_signal_before_batch_arms_nothing(void **state)
 		struct runner_report rep;
 
 		fleet_signals_install();
-		if (runner_run(&o, &g, &rep))
+		if (fake_run(&o, &f, &rep))
 			_exit(3);
 		if (rep.verdict != RUNNER_VERDICT_INFRA || !rep.why ||
 		    !strstr(rep.why, "interrupted by signal 15 before batch")) {
@@ -1138,25 +1169,125 @@ static void test_bad_input(void **state)
 {
 	struct fixture *fx = *state;
 	struct fake f = { 0 };
-	struct runner_guests g = fake_guests(&f);
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep;
 
 	o.scenario = "/nonexistent.ini";
-	assert_int_equal(runner_run(&o, &g, &rep), -EINVAL);
+	assert_int_equal(fake_run(&o, &f, &rep), -EINVAL);
 	o.scenario = fx->scenario;
 	o.selftest_spec = "instructions:u"; /* not swept */
-	assert_int_equal(runner_run(&o, &g, &rep), -EINVAL);
+	assert_int_equal(fake_run(&o, &f, &rep), -EINVAL);
 	assert_non_null(strstr(pc_errmsg(), "--selftest-harm instructions:u"));
 	runner_report_clear(&rep);
 	assert_int_equal(runner_harm_from_name("hang"), RUNNER_HARM_HANG);
 	assert_int_equal(runner_harm_from_name("melt"), RUNNER_HARM_COUNT);
 }
 
+/* Guests that do not start make the run INFRA whoever is to blame, and
+ * the run says who (pool.h): a guest image that does not boot, or a
+ * machine that cannot start guests. No cell is OK (none was armed), no
+ * batch is armed, and the run names its pool. */
+static void test_guests_fail_to_start(void **state)
+{
+	struct fixture *fx = armed_fixture(state);
+	static const struct {
+		enum pool_failure blame;
+		const char *failure, *why;
+	} cases[] = {
+		{ POOL_FAILURE_BOOT, "boot", "the guests did not boot: fake-0: no heartbeat" },
+		{ POOL_FAILURE_INFRA, "infra", "the guests could not be started: fake-0: libvirt" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct fake f = { .start_fails = cases[i].blame };
+		struct runner_opts o = opts_for(fx);
+		struct runner_report rep;
+		g_autoptr(result_set) set = NULL;
+		json_t *infra;
+		bool limitation = false;
+
+		fake_init(&f);
+		assert_int_equal(fake_run(&o, &f, &rep), 0);
+		assert_int_equal(rep.verdict, RUNNER_VERDICT_INFRA);
+		assert_int_equal(rep.failure, cases[i].blame);
+		assert_non_null(rep.why);
+		assert_true(g_str_has_prefix(rep.why, cases[i].why));
+		assert_int_equal(f.marks, 0);
+		assert_int_equal(f.batches->len, 0);
+		assert_int_equal(f.stops, 0); /* never up: nothing to stop */
+		set = read_run(rep.run_dir);
+		assert_string_equal(json_string_value(json_object_get(set->extra, "pool")), "fake");
+		infra = json_object_get(set->extra, "infra");
+		assert_string_equal(json_string_value(json_object_get(infra, "failure")),
+				    cases[i].failure);
+		assert_string_equal(json_string_value(json_object_get(infra, "stage")), "guests");
+		for (guint k = 0; k < set->limitations->len; k++)
+			limitation |= strstr(set->limitations->pdata[k], cases[i].why) != NULL;
+		assert_true(limitation);
+		for (guint k = 0; k < set->cells->len; k++) {
+			const struct cell *c = set->cells->pdata[k];
+
+			assert_int_not_equal(c->outcome, OUTCOME_OK);
+			assert_false(outcome_is_harm(c->outcome));
+		}
+		runner_report_clear(&rep);
+		fake_clear(&f);
+	}
+}
+
+/* [fleet] pool names the backend; an unknown one is bad input at its line
+ * before anything is measured, and opts->pool overrides the scenario. */
+static void test_pool_by_name(void **state)
+{
+	struct fixture *fx = armed_fixture(state);
+	g_autofree char *ini = g_build_filename(fx->dir, "pool.ini", NULL);
+	g_autofree char *bad = g_build_filename(fx->dir, "nopool.ini", NULL);
+	g_autofree char *text = NULL, *with = NULL, *without = NULL;
+	g_autofree char *runs_before = NULL, *runs_after = NULL;
+	struct fake f = { 0 };
+	struct runner_opts o = opts_for(fx);
+	struct runner_report rep;
+
+	fake_init(&f);
+	assert_true(g_file_get_contents(fx->scenario, &text, NULL, NULL));
+	with = g_strconcat("[fleet]\npool = fake\n", text, NULL);
+	assert_true(g_file_set_contents(ini, with, -1, NULL));
+	without = g_strconcat("[fleet]\nguests = 1\npool = nosuch\n", text, NULL);
+	assert_true(g_file_set_contents(bad, without, -1, NULL));
+
+	/* the scenario's pool, no override */
+	o.scenario = ini;
+	o.pool_params.user = &f;
+	if (runner_run(&o, &rep))
+		fail_msg("%s", pc_errmsg());
+	assert_int_equal(rep.verdict, RUNNER_VERDICT_CLEAN);
+	assert_true(f.started);
+	assert_int_equal(f.stops, 1);
+	runner_report_clear(&rep);
+
+	o.scenario = bad;
+	assert_int_equal(runner_run(&o, &rep), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "nopool.ini:3: [fleet] pool:"));
+	assert_non_null(strstr(pc_errmsg(), "'nosuch'"));
+	assert_non_null(strstr(pc_errmsg(), "libvirt"));
+	assert_non_null(strstr(pc_errmsg(), "fake"));
+	runner_report_clear(&rep);
+
+	/* an override naming no backend: refused the same way */
+	o.scenario = ini;
+	o.pool = "nosuch";
+	assert_int_equal(runner_run(&o, &rep), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "no guest pool named 'nosuch'"));
+	runner_report_clear(&rep);
+	fake_clear(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_guests_fail_to_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pool_by_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rule_cells, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_selftest_harm, setup, teardown),
@@ -1174,5 +1305,7 @@ int main(void)
 	};
 
 	log_set_level(LOG_ERROR);
+	if (pool_register(&fake_pool_ops))
+		fail_msg("%s", pc_errmsg());
 	return test_run_group(tests, NULL, NULL);
 }

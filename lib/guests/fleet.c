@@ -417,6 +417,7 @@ void fleet_guest_reset_locked(struct fleet *f, struct guest *g)
 	g->st_hup = false;
 	g->logs_pulled = false;
 	g->await_started = false;
+	g->boot_timed_out = false;
 	g->restored = false;
 }
 
@@ -474,7 +475,7 @@ static unsigned int count_state_locked(struct fleet *f, enum guest_state s)
 
 int fleet_start(struct fleet *f)
 {
-	unsigned int next = 0, infra;
+	unsigned int next = 0, infra, timed_out = 0;
 
 	for (;;) {
 		g_mutex_lock(&f->lock);
@@ -489,12 +490,17 @@ int fleet_start(struct fleet *f)
 			while (count_state_locked(f, GUEST_STATE_BOOTING) > 0 && !fleet_signal_pending())
 				g_cond_wait_until(&f->cond, &f->lock, g_get_monotonic_time() + 50000);
 			infra = count_state_locked(f, GUEST_STATE_INFRA);
+			for (unsigned int i = 0; i < f->n; i++)
+				timed_out += f->g[i].state == GUEST_STATE_INFRA && f->g[i].boot_timed_out;
 			g_mutex_unlock(&f->lock);
 			break;
 		}
 		g_mutex_unlock(&f->lock);
 		fleet_guest_boot(f, &f->g[next++]);
 	}
+	if (infra && timed_out == infra)
+		return pc_fail(ETIMEDOUT, "%u of %u guests started but sent no heartbeat within "
+			       "%u ms (INFRA)", infra, f->n, f->cfg.boot_timeout_ms);
 	if (infra)
 		return pc_fail(EIO, "%u of %u guests did not come up (INFRA)", infra, f->n);
 	return 0;

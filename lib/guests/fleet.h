@@ -107,8 +107,11 @@ struct fleet;
  * domains left by dead earlier runs. Nothing is booted yet. */
 int fleet_new(const struct fleet_config *cfg, struct fleet **out);
 /* Boots every guest (at most cfg.parallel booting at once) and waits for
- * each one's first heartbeat. 0 when all came up; -EIO when any is INFRA
- * (the others keep running; see the verdicts). */
+ * each one's first heartbeat. 0 when all came up; -ETIMEDOUT when the
+ * guests that are INFRA were all started and sent no first heartbeat in
+ * time (their kernel or agent: a boot failure), -EIO when any is INFRA
+ * otherwise (libvirt could not start it, the connection was lost). The
+ * others keep running; see the verdicts. */
 int fleet_start(struct fleet *f);
 /* Destroys every guest (no verdicts for stops it asked for). */
 int fleet_stop(struct fleet *f);

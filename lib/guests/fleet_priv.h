@@ -65,6 +65,7 @@ struct guest {
 	char snap[512];          /* "" none */
 	char snap_uuid[VIR_UUID_STRING_BUFLEN];
 	bool await_started;
+	bool boot_timed_out;     /* INFRA: started, no first heartbeat in time */
 	bool restored;           /* this incarnation came from snap */
 	unsigned int restores, restore_failures;
 	char restore_note[256];  /* the last failed restore */

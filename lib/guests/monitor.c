@@ -205,6 +205,7 @@ static void guest_check_locked(struct fleet *f, struct guest *g, int64_t now,
 			g->console, tail);
 
 		fleet_guest_verdict_locked(g, OUTCOME_INFRA, ev);
+		g->boot_timed_out = true;
 		g->console_due_us = 0;
 		g->stopping = true;
 		*kill = g->dom;

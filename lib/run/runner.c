@@ -12,6 +12,7 @@
 #include "infile.h"
 #include "log.h"
 #include "only.h"
+#include "pool.h"
 #include "perfbin.h"
 #include "perfev.h"
 #include "prober.h"
@@ -158,7 +159,7 @@ static void armed_free(gpointer p)
 
 struct run {
 	const struct runner_opts *opts;
-	const struct runner_guests *g;
+	struct pool *pool;      /* the guests: [fleet] pool's backend */
 	struct scenario *sc;
 	struct pmu_set *pmus;
 	struct result_set *set;
@@ -210,15 +211,16 @@ static void progress(struct run *r, const char *phase)
 		if (p.eta_s < 0 || p.eta_s > left)
 			p.eta_s = left;
 	}
-	if (r->g && r->g->health && r->guests_up)
-		r->g->health(r->g->ctx, &p.healthy, &p.guests);
+	if (r->pool && r->pool->ops->health && r->guests_up)
+		r->pool->ops->health(r->pool->priv, &p.healthy, &p.guests);
 	r->opts->progress(r->opts->progress_ctx, &p);
 }
 
 static void run_clear(struct run *r)
 {
-	if (r->guests_up && r->g->stop)
-		r->g->stop(r->g->ctx);
+	if (r->guests_up)
+		r->pool->ops->stop(r->pool->priv);
+	pool_free(r->pool);
 	scenario_free(r->sc);
 	pmu_set_free(r->pmus);
 	result_set_free(r->set);
@@ -593,7 +595,7 @@ static unsigned int runner_dwell(struct run *r, struct load *l)
 		if (now >= end)
 			return r->dwell_ms;
 		/* a stop asked for (the batch is not judged) or no guest left */
-		if (fleet_signal_pending() || (r->g->all_harmed && r->g->all_harmed(r->g->ctx)))
+		if (fleet_signal_pending() || (r->pool->ops->all_harmed && r->pool->ops->all_harmed(r->pool->priv)))
 			return (unsigned int)((now - t0) / 1000);
 		load_dwell(l, (unsigned int)MIN(RUNNER_DWELL_POLL_MS, (end - now + 999) / 1000));
 	}
@@ -684,7 +686,7 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 	/* Harmed guests come back when a batch needs them, so that no run
 	 * ends waiting for guests that only its fleet_stop() sees. */
 	if (r->restart_due) {
-		if ((e = r->g->restart_harmed(r->g->ctx))) {
+		if ((e = r->pool->ops->restart_harmed(r->pool->priv))) {
 			g_autofree char *prefix = g_strdup_printf("before batch %u: ", t->seq);
 
 			e = refail(e < 0 ? -e : EIO, prefix);
@@ -705,7 +707,7 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 		t->count, r->dwell_ms);
 	if (r->km)
 		kmsg_mark(r->km);
-	if ((e = r->g->mark(r->g->ctx)))
+	if ((e = r->pool->ops->mark(r->pool->priv)))
 		goto infra;
 	if ((e = load_arm(attrs, t->count, r->sc->ring_pages, &l)))
 		goto infra;
@@ -713,7 +715,7 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 	    (e = selftest_host_crash()))
 		goto infra;
 	if (selftest && r->selftest_harm != RUNNER_HARM_HOST_CRASH &&
-	    (e = r->g->selftest(r->g->ctx, r->selftest_harm)))
+	    (e = r->pool->ops->selftest(r->pool->priv, runner_harm_agent_command(r->selftest_harm))))
 		goto infra;
 	dwelt = runner_dwell(r, l);
 	load_disarm(l);
@@ -731,7 +733,7 @@ static int run_batch(struct run *r, const struct isolate_test *t, enum outcome *
 	}
 	if (r->km)
 		kmsg_read_new(r->km, hits, NULL);
-	e = r->g->judge(r->g->ctx, &o, &guests);
+	e = r->pool->ops->judge(r->pool->priv, &o, &guests);
 	/* Our own shutdown came while the batch was armed: whatever the
 	 * judgement says was cut short (a guest's silence is ours). */
 	if (fleet_signal_pending()) {
@@ -896,10 +898,10 @@ static int baseline(struct run *r, bool *harmed)
 	*harmed = false;
 	if (r->replay && r->replay->baseline)
 		return 0;
-	if ((e = r->g->mark(r->g->ctx)))
+	if ((e = r->pool->ops->mark(r->pool->priv)))
 		return e;
 	g_usleep((gulong)r->dwell_ms * 1000);
-	if ((e = r->g->judge(r->g->ctx, &o, &guests)))
+	if ((e = r->pool->ops->judge(r->pool->priv, &o, &guests)))
 		return e;
 	e = journal_baseline(r->j, outcome_name(o), guests);
 	json_decref(guests);
@@ -1429,10 +1431,21 @@ static int open_phase(struct run *r)
 	return e;
 }
 
-int runner_run(const struct runner_opts *opts, const struct runner_guests *guests,
-	       struct runner_report *rep)
+/* What the scenario's [fleet] asks of the pool. */
+static struct pool_spec pool_spec_of(const struct scenario *sc)
 {
-	struct run r = { .opts = opts, .g = guests };
+	return (struct pool_spec){
+		.guests = sc->guests, .vcpus = sc->vcpus, .memory_mib = sc->memory_mib,
+		.kernel = sc->kernel, .initrd = sc->initrd, .disk = sc->disk,
+		.disk_guests = sc->disk_guests, .disk_boot = sc->disk_boot,
+		.heartbeat_ms = sc->heartbeat_ms, .heartbeat_timeout_ms = sc->heartbeat_timeout_ms,
+		.boot_timeout_ms = sc->boot_timeout_ms, .restore = sc->restore,
+	};
+}
+
+int runner_run(const struct runner_opts *opts, struct runner_report *rep)
+{
+	struct run r = { .opts = opts };
 	g_autoptr(isolate) iso = NULL;
 	/* After iso: freed first, and iso only reads it in isolate_run. */
 	g_autofree struct perf_event_attr *rule_attrs = NULL;
@@ -1449,6 +1462,11 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 	}
 	if ((e = setup(&r, rep)))
 		goto out;
+	/* the backend before anything is measured: a bad name is bad input */
+	if ((e = pool_open(opts->pool ? opts->pool : r.sc->pool, &opts->pool_params, &r.pool)))
+		goto out;
+	json_object_set_new(r.set->extra ? r.set->extra : (r.set->extra = json_object()),
+			    "pool", json_string(r.pool->ops->name));
 	progress(&r, "open");
 	if ((e = open_phase(&r)) || (e = mark_selftest(&r)))
 		goto out;
@@ -1464,8 +1482,17 @@ int runner_run(const struct runner_opts *opts, const struct runner_guests *guest
 	/* Guests: failing to boot them is INFRA, never a kernel verdict. */
 	if (r.armed->len) {
 		progress(&r, "fleet");
-		if ((e = guests->start(guests->ctx, r.sc, r.run_dir, &info))) {
-			rep->why = g_strdup_printf("the guests did not come up: %s", pc_errmsg());
+		struct pool_spec spec = pool_spec_of(r.sc);
+		enum pool_failure why = POOL_FAILURE_INFRA;
+
+		if ((e = r.pool->ops->start(r.pool->priv, &spec, r.run_dir, &info, &why))) {
+			/* the pool's own fault or the guest image's: never the kernel's */
+			rep->failure = why == POOL_FAILURE_BOOT ? why : POOL_FAILURE_INFRA;
+			rep->why = g_strdup_printf(rep->failure == POOL_FAILURE_BOOT ?
+				"the guests did not boot: %s" : "the guests could not be started: %s",
+				pc_errmsg());
+			json_object_set_new(r.set->extra, "infra", json_pack("{s:s,s:s}",
+				"stage", "guests", "failure", pool_failure_name(rep->failure)));
 			results_add_limitation(r.set, "INFRA: %s", rep->why);
 			rep->verdict = RUNNER_VERDICT_INFRA;
 			goto report;
@@ -1551,8 +1578,12 @@ report:
 		json_object_set_new(sum, "selftest", json_boolean(rep->selftest));
 		json_object_set_new(r.set->extra ? r.set->extra : (r.set->extra = json_object()),
 				    "verdict", json_string(runner_verdict_name(rep->verdict)));
-		if (r.guests_up && guests->summary)
-			json_object_set_new(r.set->extra, "guests", guests->summary(guests->ctx));
+		if (r.guests_up && r.pool->ops->summary) {
+			json_t *sum_guests = r.pool->ops->summary(r.pool->priv);
+
+			if (sum_guests)
+				json_object_set_new(r.set->extra, "guests", sum_guests);
+		}
 		e = write_outputs(&r);
 		if (e && rep->why) {
 			/* A full results disk stops the run and then its report:

@@ -6,13 +6,14 @@
  *      guests and host kmsg judge them; journal.h records every step)
  *   -> cells -> results/<run-id>/{run.json, matrix.txt, journal.jsonl}
  *
- * The guests are reached through struct runner_guests so that the logic can
- * run against a fake; runner_fleet_guests() (fleet_pool.h) is the real one
- * (libvirt). */
+ * The guests are a guest pool (pool.h), the backend the scenario's
+ * `[fleet] pool` names ("libvirt" by default); a test registers a fake one
+ * and drives the whole runner without libvirtd. */
 #ifndef PMUCANARY_RUNNER_H
 #define PMUCANARY_RUNNER_H
 
 #include "outcome.h"
+#include "pool.h"
 #include "scenario.h"
 
 #include <glib.h>
@@ -38,36 +39,6 @@ enum runner_harm runner_harm_from_name(const char *name);
 /* The agent's word for a harm (hbproto.h: "selftest panic|hang|corrupt|reboot|oops");
  * NULL for host-crash, which the harness does itself. */
 const char *runner_harm_agent_command(enum runner_harm h);
-
-struct runner_guests {
-	void *ctx;
-	/* Boots the guests the scenario asks for, with consoles under run_dir,
-	 * and waits for each one's first heartbeat. *info describes the fleet
-	 * for the journal (new reference). */
-	int (*start)(void *ctx, const struct scenario *s, const char *run_dir,
-		     json_t **info);
-	/* The start of a batch: verdicts are counted from here. */
-	int (*mark)(void *ctx);
-	/* What happened to the guests since the mark: *outcome is OK, a harm
-	 * (the worst one) or INFRA; *verdicts (new reference) an array of
-	 * objects for the evidence. */
-	int (*judge)(void *ctx, enum outcome *outcome, json_t **verdicts);
-	/* Restarts every guest harmed since the mark; waits for heartbeats.
-	 * Called before the batch after a harmful one (none after the last). */
-	int (*restart_harmed)(void *ctx);
-	/* Self-test: make the guests harm themselves now. */
-	int (*selftest)(void *ctx, enum runner_harm how);
-	void (*stop)(void *ctx);
-	/* Optional: how many guests are healthy right now, for progress. */
-	void (*health)(void *ctx, unsigned int *healthy, unsigned int *total);
-	/* Optional: every guest is harmed since the mark, its evidence
-	 * complete. The dwell ends then: no guest is left to watch. */
-	bool (*all_harmed)(void *ctx);
-	/* Optional: what became of each guest by the end (new reference, an
-	 * array): restarts, restores from the saved image, and restores that
-	 * failed and why (the guest was booted cold instead). */
-	json_t *(*summary)(void *ctx);
-};
 
 /* Where a run is, for a live progress line (never for verdicts). */
 struct runner_progress {
@@ -103,6 +74,10 @@ struct runner_opts {
 	const char *only_result;
 	const char *const *only_cells;
 	size_t only_cell_count;
+	/* The guest pool: opened with pool_params from the backend pool names,
+	 * NULL for the scenario's [fleet] pool. */
+	const char *pool;
+	struct pool_params pool_params;
 	/* Overrides for tests; 0/NULL keep the scenario's. */
 	unsigned int dwell_ms;
 	const char *kmsg_path;       /* NULL: /dev/kmsg; "" to skip the host log */
@@ -138,6 +113,8 @@ struct runner_report {
 	bool selftest;
 	unsigned int only_cells;      /* run --only: the cells re-tested (0: a full run) */
 	char *why;                    /* INFRA: what could not be done */
+	enum pool_failure failure;    /* INFRA because the guests did not start:
+				       * boot (the guest image) or infra */
 };
 
 void runner_report_clear(struct runner_report *rep);
@@ -150,7 +127,6 @@ bool runner_in_lab_host(void);
 /* 0 with rep->verdict set (INFRA included, with pc_errmsg() saying why);
  * -EINVAL for bad input (scenario, options: exit 2); other -errno when the
  * run could not even be set up (exit 125). */
-int runner_run(const struct runner_opts *opts, const struct runner_guests *guests,
-	       struct runner_report *rep);
+int runner_run(const struct runner_opts *opts, struct runner_report *rep);
 
 #endif

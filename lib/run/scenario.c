@@ -164,6 +164,9 @@ static const struct key_def keys[] = {
 	    "bring harmed guests back from a saved image of a fresh idle guest (taken at a guest's "
 	    "first restart) instead of booting them; initramfs guests only; false: always boot" },
 	  OFF(restore), 0, 0 },
+	{ { "fleet", "pool", SCENARIO_TYPE_STRING, POOL_DEFAULT,
+	    "the guest pool backend that boots and watches the guests (lib/guests/pool.h); "
+	    POOL_DEFAULT ": transient libvirt domains on this machine" }, OFF(pool), 0, 0 },
 
 	{ { "sweep", "pmus", SCENARIO_TYPE_LIST, "",
 	    "PMUs whose sysfs events are swept; * for every PMU" }, OFF(pmus), 0, 0 },
@@ -610,6 +613,7 @@ void scenario_free(struct scenario *s)
 	g_free(s->kernel);
 	g_free(s->initrd);
 	g_free(s->disk);
+	g_free(s->pool);
 	g_free(s->modifier_set);
 	g_free(s->mode);
 	g_ptr_array_unref(s->pmus);
@@ -678,6 +682,12 @@ int scenario_load_data(const char *path, const char *text, struct scenario **out
 			return r;
 	}
 
+	if (!pool_backend(s->pool)) {
+		g_autofree char *known = pool_backend_names();
+
+		return bad_value(path, text, key_find("fleet", "pool"),
+				 "no guest pool named '%s' (known: %s)", s->pool, known);
+	}
 	/* Checks across keys, reported at the later key. */
 	if (s->disk_guests > s->guests)
 		return bad_value(path, text, key_find("fleet", "disk_guests"),
@@ -760,6 +770,7 @@ json_t *scenario_to_json(const struct scenario *s)
 	json_object_set_new(fleet, "heartbeat_timeout_ms", json_integer(s->heartbeat_timeout_ms));
 	json_object_set_new(fleet, "boot_timeout_ms", json_integer(s->boot_timeout_ms));
 	json_object_set_new(fleet, "restore", json_boolean(s->restore));
+	json_object_set_new(fleet, "pool", json_string(s->pool ? s->pool : POOL_DEFAULT));
 	json_object_set_new(sweep, "pmus", array_to_json(s->pmus));
 	json_object_set_new(sweep, "events", array_to_json(s->events));
 	json_object_set_new(sweep, "modifier_set", json_string(s->modifier_set));

@@ -2,7 +2,7 @@
  *
  *   [scenario]  name, description
  *   [fleet]     guests, vcpus, memory, kernel, initrd, heartbeat, heartbeat_timeout,
- *               boot_timeout, restore
+ *               boot_timeout, restore, pool
  *   [sweep]     pmus, events, modifiers, specs, profiles, raw_excludes, mode
  *   [load]      dwell, batch_size, confirm, ring_pages, pairs_across_batches,
  *               isolate, budget
@@ -14,6 +14,7 @@
 #define PMUCANARY_SCENARIO_H
 
 #include "inject.h"
+#include "pool.h"
 
 #include <glib.h>
 #include <jansson.h>
@@ -73,6 +74,7 @@ struct scenario {
 	unsigned int heartbeat_timeout_ms;
 	unsigned int boot_timeout_ms;   /* 0: the fleet's default for its accel */
 	bool restore;           /* restart harmed guests from a saved image (fleet.h) */
+	char *pool;             /* the guest pool backend (pool.h), "libvirt" */
 	/* [sweep] */
 	GPtrArray *pmus;        /* char *; "*" = every PMU on the host */
 	GPtrArray *events;      /* char *; "*" = every event of the PMUs swept */

@@ -1,19 +1,15 @@
-/* The libvirt fleet as the runner's guests (struct runner_guests, the
- * runner's one interface to the machines it watches): boots the scenario's
- * fleet (initramfs or disk guests, the small or the distribution's kernel),
- * marks and judges each batch from the fleet's verdicts, restarts or
- * restores harmed guests side by side, and makes them harm themselves on
- * command (--selftest-harm). The runner itself never calls fleet_*() but
- * for the signal handling it shares with every command. */
-#include "fleet_pool.h"
+/* The "libvirt" guest pool (pool.h): the local libvirt fleet. Boots the
+ * run's guests (initramfs or disk guests or both, the small or the
+ * distribution's kernel), marks and judges each batch from the fleet's
+ * verdicts, restarts or restores harmed guests side by side, and makes
+ * them harm themselves on command (--selftest-harm). */
+#include "pool.h"
 
 #include "fleet.h"
 #include "hbproto.h"
 #include "image.h"
 #include "inject.h"
 #include "log.h"
-#include "results.h"
-#include "scenario.h"
 
 #include <errno.h>
 #include <string.h>
@@ -57,7 +53,8 @@ static json_t *guest_kernel_json(const char *from, const char *path, const struc
 	return o;
 }
 
-static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, json_t **info)
+static int fg_start(void *ctx, const struct pool_spec *s, const char *run_dir, json_t **info,
+		    enum pool_failure *why)
 {
 	struct fleet_guests *fg = ctx;
 	g_autoptr(image_info) img = NULL;
@@ -69,6 +66,8 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 	const char *kernel_from = kernel[0] ? "scenario" : "distribution";
 	bool mixed = s->disk_guests && s->disk_guests < s->guests;
 	int e;
+
+	*why = POOL_FAILURE_INFRA;
 
 	/* Disk guests boot the kernel and initrd copied out of their image; in
 	 * a fleet of disk guests only, the scenario's kernel may replace it. */
@@ -129,8 +128,26 @@ static int fg_start(void *ctx, const struct scenario *s, const char *run_dir, js
 	fleet_signals_install();
 	if ((e = fleet_new(&cfg, &fg->f)))
 		return e;
-	if ((e = fleet_start(fg->f)))
+	if ((e = fleet_start(fg->f))) {
+		/* started, and their kernel or agent never answered */
+		if (e == -ETIMEDOUT)
+			*why = POOL_FAILURE_BOOT;
 		return e;
+	}
+	/* a guest harmed before its first batch (a panic while booting) came
+	 * up broken: the guest image's fault, not a verdict */
+	for (unsigned int i = 0; i < fleet_size(fg->f); i++) {
+		struct fleet_guest_status st;
+
+		if ((e = fleet_guest_status(fg->f, i, &st)))
+			return e;
+		if (st.state != GUEST_STATE_HEALTHY) {
+			*why = POOL_FAILURE_BOOT;
+			return pc_fail(EIO, "guest %s is %s right after its boot", st.name,
+				       guest_state_name(st.state));
+		}
+	}
+	*why = POOL_FAILURE_NONE;
 	*info = fleet_json(fg->f);
 	json_object_set_new(*info, "guest_kernel", guest_kernel_json(kernel_from, kernel, img));
 	return 0;
@@ -275,14 +292,13 @@ static int fg_restart(void *ctx)
 	return pc_fail(EIO, "the guests are not all healthy after three restarts");
 }
 
-static int fg_selftest(void *ctx, enum runner_harm how)
+static int fg_selftest(void *ctx, const char *word)
 {
 	struct fleet_guests *fg = ctx;
-	const char *word = runner_harm_agent_command(how);
 	g_autofree char *line = NULL;
 
-	if (!word)
-		return pc_fail(EINVAL, "self-test %s is not the guests' to do", runner_harm_name(how));
+	if (!word || !*word || strchr(word, '\n'))
+		return pc_fail(EINVAL, "self-test: no agent word");
 	line = g_strdup_printf("%s %s", HB_CMD_SELFTEST, word);
 
 	gint64 sent = g_get_monotonic_time();
@@ -346,26 +362,41 @@ static void fg_stop(void *ctx)
 	fg->f = NULL;
 }
 
-int runner_fleet_guests(const char *uri, bool tcg, bool keep_disks, struct runner_guests *out)
+static int fg_open(const struct pool_params *p, void **priv)
 {
 	struct fleet_guests *fg = g_new0(struct fleet_guests, 1);
 
-	fg->uri = g_strdup(uri);
-	fg->tcg = tcg;
-	fg->keep_disks = keep_disks;
-	*out = (struct runner_guests){ fg, fg_start, fg_mark, fg_judge, fg_restart,
-				       fg_selftest, fg_stop, fg_health, fg_all_harmed, fg_summary };
+	fg->uri = g_strdup(p ? p->uri : NULL);
+	fg->tcg = p && p->tcg;
+	fg->keep_disks = p && p->keep_disks;
+	*priv = fg;
 	return 0;
 }
 
-void runner_fleet_guests_free(struct runner_guests *g)
+static void fg_close(void *ctx)
 {
-	struct fleet_guests *fg = g ? g->ctx : NULL;
+	struct fleet_guests *fg = ctx;
 
 	if (!fg)
 		return;
 	fleet_free(fg->f);
 	g_free(fg->uri);
 	g_free(fg);
-	g->ctx = NULL;
 }
+
+const struct pool_ops pool_libvirt_ops = {
+	.name = "libvirt",
+	.what = "transient libvirt domains on this machine (KVM, or TCG without a usable "
+		   "/dev/kvm): initramfs guests, disk guests or both",
+	.open = fg_open,
+	.close = fg_close,
+	.start = fg_start,
+	.mark = fg_mark,
+	.judge = fg_judge,
+	.restart_harmed = fg_restart,
+	.selftest = fg_selftest,
+	.stop = fg_stop,
+	.health = fg_health,
+	.all_harmed = fg_all_harmed,
+	.summary = fg_summary,
+};
