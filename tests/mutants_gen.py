@@ -59,6 +59,9 @@ EXTRA = {
     "lib/run/isolate.c": ["test_isolate", "test_runner"],
     "lib/run/rule.c": ["test_rule", "test_isolate"],
     "lib/run/runner.c": ["test_runner", "test_only", "cli_run.sh"],
+    # the runner's own files (runner_priv.h), as runner.c
+    "lib/run/runner_open.c": ["test_runner", "test_only", "cli_run.sh"],
+    "lib/run/runner_load.c": ["test_runner", "test_only", "cli_run.sh"],
     # guest pools: the registry's unit suite; the libvirt backend is reached
     # by real guests only (it_fleet), like fleet.c
     "lib/guests/pool.c": ["test_pool", "test_runner"],
