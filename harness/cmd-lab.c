@@ -117,8 +117,9 @@ int cmd_lab(int argc, char **argv)
 	g_autofree char *scenario_path = NULL, *memory = NULL;
 	g_auto(GStrv) bins = NULL;
 	gboolean tcg = FALSE, verbose_inner = FALSE, list_replays = FALSE;
-	g_autofree char *vcpus_opt = NULL;
+	g_autofree char *vcpus_opt = NULL, *boot_timeout_opt = NULL;
 	int vcpus = 0;
+	double boot_timeout_s = 0;
 	GOptionEntry entries[] = {
 		{ "kernel", 'k', 0, G_OPTION_ARG_CALLBACK, (void *)on_kernel_opt,
 		  "a kernel under test (repeatable; the first is the base unless --base): a "
@@ -151,6 +152,10 @@ int cmd_lab(int argc, char **argv)
 		  "SIZE" },
 		{ "vcpus", 0, 0, G_OPTION_ARG_STRING, &vcpus_opt,
 		  "vCPUs per lab host, 1..64 (default: online CPUs, at least 2)", "N" },
+		{ "boot-timeout", 0, 0, G_OPTION_ARG_STRING, &boot_timeout_opt,
+		  "how long a lab host may take to its first heartbeat, 1..3600 s (default: "
+		  "180 under TCG, 60 under KVM); none by then: its kernel did not boot",
+		  "SECONDS" },
 		{ "inner-verbose", 0, 0, G_OPTION_ARG_NONE, &verbose_inner,
 		  "the runs inside log progress details to NAME/inner.log", NULL },
 		{ "list-replays", 0, 0, G_OPTION_ARG_NONE, &list_replays,
@@ -176,6 +181,9 @@ int cmd_lab(int argc, char **argv)
 		"Exit: like `pmucanary diff` from the base to every other kernel: 0 no\n"
 		"regression, 1 a regression, 125 cannot tell (a kernel could not be tested);\n"
 		"with one kernel, like `pmucanary run`: 0 clean, 1 harm, 125 could not test.\n"
+		"A kernel whose lab host never comes up (no first heartbeat by --boot-timeout,\n"
+		"or lost before it was ready every time) is 'could not test (the kernel did\n"
+		"not boot to a lab host)', lab.json \"failure\": \"boot\" (else \"infra\").\n"
 		"2: bad input (a kernel that is not one, lacks what a lab host needs, a\n"
 		"missing modules dir, a broken .deb...): one line, nothing booted.\n"
 		"Output: RESULTS/lab-<id>/{lab.json, matrix.txt, report.html, junit.xml,\n"
@@ -204,6 +212,9 @@ int cmd_lab(int argc, char **argv)
 	}
 	if (!cli_bounded_int("lab", "vcpus", vcpus_opt, 1, 64, &vcpus))
 		goto out;
+	if (!cli_bounded_seconds("lab", "boot-timeout", boot_timeout_opt, 1, 3600, &boot_timeout_s))
+		goto out;
+	o.boot_timeout_ms = (unsigned int)(boot_timeout_s * 1000 + 0.5);
 	if (memory) {
 		unsigned int mib = 0;
 

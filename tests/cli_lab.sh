@@ -104,6 +104,8 @@ else
 fi
 
 # Names and the base.
+check boot-timeout-zero 2 "option --boot-timeout: 0 is out of range (1..3600)" \
+	lab --kernel "$vmlinuz" --boot-timeout 0
 check same-name 2 "both named '$release'" lab --kernel "$vmlinuz" --kernel "$release"
 check bad-base 2 "--base nosuch: no --kernel is named so" lab --kernel "$vmlinuz" --base nosuch
 # a kernel without :NAME is named by its release (--help), the first one too:

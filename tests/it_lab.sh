@@ -15,7 +15,9 @@
 #    and the guests were domains of type kvm (the lab host's own
 #    fingerprint, the inner run's journal);
 #  - every cell carries its kernel's name, release and image hash, and the
-#    two kernels' hashes differ; every report says which layer ran what.
+#    two kernels' hashes differ; every report says which layer ran what;
+#  - a lab host that sends no first heartbeat by --boot-timeout is INFRA
+#    with failure "boot": the kernel did not boot, not the machine.
 set -u
 bin=${PMUCANARY_BIN:-build/pmucanary}
 top=${PMUCANARY_TOP:-.}
@@ -97,6 +99,20 @@ awk '$3 > 0 && $4 == 0 && $6 != "fallback" {
 n_pred=$(wc -l <"$work/predicted")
 if [ "$n_pred" -lt 5 ]; then
 	bad "prediction has only $n_pred cells: $(cat "$work/predicted")"
+fi
+
+# A kernel whose lab host never answers by the deadline could not be tested,
+# and the lab says it is the kernel that did not boot (not the machine):
+# a real lab host, a first-heartbeat deadline no kernel meets.
+"$bin" lab "$scenario" --results "$work/nb" --kernel "$base:base" --boot-timeout 1 \
+	>"$work/nb.out" 2>"$work/nb.err"
+rc=$?
+nb=$(ls -d "$work"/nb/lab-* 2>/dev/null | head -1)
+if [ "$rc" = 125 ] && grep -q "could not test (the kernel did not boot to a lab host): lab host 1 did not come up" "$work/nb.out" &&
+	jq -e '.kernels[0].status == "INFRA" and .kernels[0].failure == "boot"' "$nb/lab.json" >/dev/null; then
+	ok "a lab host with no first heartbeat by --boot-timeout: INFRA, failure boot"
+else
+	bad "--boot-timeout 1: exit $rc (want 125): $(cat "$work/nb.out" "$work/nb.err" | tail -5)"
 fi
 
 t0=$SECONDS

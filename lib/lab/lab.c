@@ -301,6 +301,8 @@ struct boot_result {
 	enum outcome lost_as;       /* HOST_CRASH or HOST_HANG */
 	char *evidence;             /* lost/INFRA: verdict evidence or console tail */
 	double first_hb_s, ready_s;
+	bool before_ready;          /* lost or INFRA before the lab host was ready:
+				     * its kernel never came up (a boot failure) */
 };
 
 static void boot_result_clear(struct boot_result *b)
@@ -447,7 +449,7 @@ static int boot_lab_host(struct lab *l, const struct kernel *k, const struct ima
 	cfg.hb_interval_ms = 500;
 	/* an emulated lab host running nested guests is slow to schedule */
 	cfg.hb_timeout_ms = l->tcg ? 30000 : 10000;
-	cfg.boot_timeout_ms = l->tcg ? 180000 : 60000;
+	cfg.boot_timeout_ms = o->boot_timeout_ms ? o->boot_timeout_ms : l->tcg ? 180000 : 60000;
 	cfg.force_tcg = l->tcg; /* the accel the configs were checked for */
 	cfg.no_work = true;
 	cfg.extra_cmdline = cmdline;
@@ -468,6 +470,8 @@ static int boot_lab_host(struct lab *l, const struct kernel *k, const struct ima
 			res->end = BOOT_INTERRUPTED;
 		} else {
 			res->end = BOOT_INFRA;
+			/* started, and the kernel under test never answered */
+			res->before_ready = e == -ETIMEDOUT;
 			fleet_verdicts_since(f, mark, &vs);
 			res->evidence = vs && vs->len ? g_strdup(((struct fleet_verdict *)vs->pdata[0])->evidence)
 						    : g_strdup(pc_errmsg());
@@ -504,6 +508,7 @@ static int boot_lab_host(struct lab *l, const struct kernel *k, const struct ima
 			/* panic, reset or silence: the lab host is lost. Let the
 			 * fleet add the console and what an NMI printed. */
 			res->end = BOOT_LOST;
+			res->before_ready = !ready;
 			res->lost_as = kind == OUTCOME_GUEST_HANG ? OUTCOME_HOST_HANG : OUTCOME_HOST_CRASH;
 			g_usleep(LAB_EVIDENCE_WAIT_US);
 			g_clear_pointer(&vs, g_ptr_array_unref);
@@ -817,10 +822,13 @@ static int note_host_down(struct lab *l, const struct boot_result *b, bool *note
 	return 0;
 }
 
-static void kernel_infra(struct lab_kernel_report *kr, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static void kernel_infra_as(struct lab_kernel_report *kr, enum pool_failure failure,
+			    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-static void kernel_infra(struct lab_kernel_report *kr, const char *fmt, ...)
+/* The kernel could not be tested: its lab host's kernel did not boot
+ * (POOL_FAILURE_BOOT), or something else (POOL_FAILURE_INFRA). */
+static void kernel_infra_as(struct lab_kernel_report *kr, enum pool_failure failure,
+			    const char *fmt, ...)
 {
 	va_list ap;
 
@@ -829,8 +837,11 @@ static void kernel_infra(struct lab_kernel_report *kr, const char *fmt, ...)
 	kr->why = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
 	kr->status = LAB_STATUS_INFRA;
-	pc_warn("%s: INFRA: %s", kr->name, kr->why);
+	kr->failure = failure;
+	pc_warn("%s: INFRA (%s): %s", kr->name, pool_failure_name(failure), kr->why);
 }
+
+#define kernel_infra(kr, ...) kernel_infra_as(kr, POOL_FAILURE_INFRA, __VA_ARGS__)
 
 static int run_kernel(struct lab *l, const struct kernel *k)
 {
@@ -842,7 +853,7 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 	g_autoptr(image_info) img = NULL;
 	g_autoptr(GPtrArray) mods = kernel_lab_modules(k);
 	struct image_options io = { 0 };
-	unsigned int lost_in_a_row = 0;
+	unsigned int lost_in_a_row = 0, lost_unready = 0;
 	g_autoptr(GHashTable) silent = g_hash_table_new(g_direct_hash, g_direct_equal);
 	unsigned int max_boots = o->max_boots ? o->max_boots : LAB_DEFAULT_MAX_BOOTS;
 	gint64 t0 = g_get_monotonic_time();
@@ -901,7 +912,8 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 			return pc_fail(EINTR, "interrupted by signal %d", fleet_signal_pending());
 		}
 		if (b.end == BOOT_INFRA) {
-			kernel_infra(kr, "lab host %u did not come up: %s", boot, b.evidence);
+			kernel_infra_as(kr, b.before_ready ? POOL_FAILURE_BOOT : POOL_FAILURE_INFRA,
+					"lab host %u did not come up: %s", boot, b.evidence);
 			boot_result_clear(&b);
 			break;
 		}
@@ -932,14 +944,18 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 			break;
 		}
 		progress(l, "lost", boot);
+		lost_unready = b.before_ready ? lost_unready + 1 : 0;
 		if (noted) {
 			kr->host_down++;
 			lost_in_a_row = 0;
 		} else if (retried) {
 			lost_in_a_row = 0;
 		} else if (++lost_in_a_row >= LAB_LOST_IN_A_ROW) {
-			kernel_infra(kr, "the lab host was lost %u times in a row with no batch armed "
-				     "(last: %s)", lost_in_a_row, b.evidence);
+			/* every one of them lost before it was ready: the kernel
+			 * under test does not boot to a working lab host */
+			kernel_infra_as(kr, lost_unready >= lost_in_a_row ? POOL_FAILURE_BOOT :
+					POOL_FAILURE_INFRA, "the lab host was lost %u times in a row with "
+					"no batch armed (last: %s)", lost_in_a_row, b.evidence);
 			boot_result_clear(&b);
 			break;
 		}
@@ -1013,7 +1029,9 @@ static int write_reports(struct lab *l, struct lab_report *rep)
 			g_string_append_printf(sum, ", %u batch%s lost the lab host\n", kr->host_down,
 					       kr->host_down == 1 ? "" : "es");
 		if (kr->status == LAB_STATUS_INFRA)
-			g_string_append_printf(sum, "    could not test: %.300s\n", kr->why);
+			g_string_append_printf(sum, "    could not test%s: %.300s\n",
+					       kr->failure == POOL_FAILURE_BOOT ?
+					       " (the kernel did not boot to a lab host)" : "", kr->why);
 		harm |= kr->status == LAB_STATUS_HARM;
 		json_array_append_new(jk, json_pack("{s:s,s:s,s:s,s:s?,s:s?,s:i,s:i,s:f,s:f,s:f}",
 			"name", kr->name, "label", kr->label, "status", lab_status_name(kr->status),
@@ -1022,6 +1040,9 @@ static int write_reports(struct lab *l, struct lab_report *rep)
 			"total_s", kr->total_s));
 		json_object_set_new(json_array_get(jk, json_array_size(jk) - 1), "tcg_silent_retries",
 				    json_integer(kr->tcg_silent_retries));
+		if (kr->status == LAB_STATUS_INFRA)
+			json_object_set_new(json_array_get(jk, json_array_size(jk) - 1), "failure",
+					    json_string(pool_failure_name(kr->failure)));
 	}
 	if (sets->len) {
 		struct report_options ro = { 0 };

@@ -34,6 +34,7 @@
 #define PMUCANARY_LAB_H
 
 #include "kernel.h"
+#include "pool.h"
 
 #include <glib.h>
 #include <jansson.h>
@@ -70,6 +71,8 @@ struct lab_opts {
 					* lost with nothing armed twice in a row
 					* ends the kernel as INFRA sooner) */
 	unsigned int timeout_s;        /* per kernel, from its first boot; 0: 6 h */
+	unsigned int boot_timeout_ms;  /* a lab host's first heartbeat; 0: 3 min
+					* under TCG, 1 min under KVM */
 	bool verbose;                  /* the inner runs log with -v */
 	void (*progress)(void *ctx, const struct lab_progress *p);
 	void *progress_ctx;
@@ -89,6 +92,9 @@ struct lab_kernel_report {
 	char *run_json;        /* its run.json, NULL when there is none */
 	enum lab_status status;
 	char *why;             /* INFRA: what could not be done */
+	enum pool_failure failure; /* INFRA: boot (the kernel never brought its lab
+				  * host up: no first heartbeat, or lost before
+				  * ready every time) or infra */
 	unsigned int boots;    /* lab hosts booted */
 	unsigned int host_down;/* batches judged HOST_CRASH/HOST_HANG by the lab */
 	unsigned int tcg_silent_retries; /* lab hosts gone silent under TCG whose
