@@ -109,7 +109,7 @@ fi
 rc=$?
 nb=$(ls -d "$work"/nb/lab-* 2>/dev/null | head -1)
 if [ "$rc" = 125 ] && grep -q "could not test (the kernel did not boot to a lab host): lab host 1 did not come up" "$work/nb.out" &&
-	jq -e '.kernels[0].status == "INFRA" and .kernels[0].failure == "boot"' "$nb/lab.json" >/dev/null; then
+	jq -e '.kernels[0].status == "infra" and .kernels[0].failure == "boot"' "$nb/lab.json" >/dev/null; then
 	ok "a lab host with no first heartbeat by --boot-timeout: INFRA, failure boot"
 else
 	bad "--boot-timeout 1: exit $rc (want 125): $(cat "$work/nb.out" "$work/nb.err" | tail -5)"
