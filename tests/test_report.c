@@ -242,6 +242,106 @@ static void test_html_tries_fields(void **state)
 					  "\"sample_freq\",\"sample_type\",\"read_format\","));
 }
 
+/* What names the event is the event half: perf's type and config and the
+ * members a PMU's sysfs format extends config with (config1, config2: an
+ * offcore response's mask), and a breakpoint's bp_type (its address and
+ * length are config1/config2). Attrs of one setup that differ in any of
+ * these are distinct events (one event half each) and share one setup
+ * half. */
+static void test_html_event_half(void **state)
+{
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
+	const struct result_set *sets[] = { set };
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	(void)state;
+	/* 6 offcore masks (config1), 5 config2 values, 4 breakpoint types */
+	for (int i = 0; i < 15; i++) {
+		g_autofree char *spec = g_strdup_printf("ev%d", i);
+		struct cell *c = cell_new("6.1", "perf-6.1", spec);
+		struct perf_event_attr a = { .type = PERF_TYPE_RAW, .size = 136, .config = 0x1b7,
+					     .sample_period = 4000, .exclude_kernel = 1 };
+
+		if (i < 6) {
+			a.config1 = 0x10001 + i;
+		} else if (i < 11) {
+			a.config1 = 0x10001;
+			a.config2 = 0x20 + i;
+		} else {
+			a.type = PERF_TYPE_BREAKPOINT;
+			a.config = 0;
+			a.bp_type = 1u << (i - 11); /* R, W, X: HW_BREAKPOINT_R/W/X */
+			if (i == 14)
+				a.bp_type = 3; /* RW */
+			a.bp_addr = 0x1000;
+			a.bp_len = 8;
+		}
+		cell_set_attr(c, &a);
+		c->outcome = OUTCOME_OK;
+		results_add_cell(set, c);
+	}
+	assert_int_equal(report_render(REPORT_HTML, sets, 1, NULL, out), 0);
+	assert_int_equal(count(out->str, "\"type=4 config=0x1b7 config1=0x"), 11);
+	assert_int_equal(count(out->str, "\"type=4 config=0x1b7 config1=0x10001 config2=0x"), 5);
+	assert_int_equal(count(out->str, "\"type=5 bp_type="), 4);
+	assert_int_equal(count(out->str, "\"size=136 sample_period=4000 exclude_kernel=1\""), 1);
+}
+
+/* README: "No input noted a limitation." only when none did: one input with
+ * a limitation, first or last, is enough to leave it out. */
+static void test_html_no_limitation_line(void **state)
+{
+	static const char none[] = "No input noted a limitation.";
+	g_autoptr(GPtrArray) clean = load("matrix", "ivb-3.6", "hsw-3.6", NULL);
+	g_autoptr(GPtrArray) first = load("matrix", "tcg-6.1", "ivb-3.6", NULL);
+	g_autoptr(GPtrArray) last = load("matrix", "ivb-3.6", "tcg-6.1", NULL);
+	g_autofree char *c = render(REPORT_HTML, clean, NULL);
+	g_autofree char *f = render(REPORT_HTML, first, NULL);
+	g_autofree char *l = render(REPORT_HTML, last, NULL);
+
+	(void)state;
+	assert_int_equal(count(c, none), 1);
+	assert_int_equal(count(f, none), 0);
+	assert_int_equal(count(l, none), 0);
+	/* tcg-6.1.json lists two */
+	assert_int_equal(count(f, "<li class=\"limitation\">"), 2);
+}
+
+/* A rule's counts in words, singular for exactly one (README: the attrs it
+ * covers, `refuted_before`): the HTML section and the text view agree. */
+static void test_rule_counts_singular_plural(void **state)
+{
+	static const struct {
+		int attrs, refuted;
+		const char *html_attrs, *html_refuted, *text;
+	} cases[] = {
+		{ 1, 1, "GUEST_CRASH on 1 attr,", "<span class=\"refuted\">1 rule refuted before it</span>",
+		  "GUEST_CRASH on 1 attr, 18 cells" },
+		{ 2, 2, "GUEST_CRASH on 2 attrs,", "<span class=\"refuted\">2 rules refuted before it</span>",
+		  "GUEST_CRASH on 2 attrs, 18 cells" },
+		{ 0, 0, "GUEST_CRASH on 0 attrs,", "<span class=\"refuted\">0 rules refuted before it</span>",
+		  "GUEST_CRASH on 0 attrs, 18 cells" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GPtrArray) sets = load("matrix", "rule-6.18", NULL);
+		struct result_set *set = sets->pdata[0];
+		json_t *rule = json_array_get(json_object_get(set->extra, "rules"), 0);
+		g_autofree char *html = NULL, *text = NULL;
+
+		json_object_set_new(rule, "attrs", json_integer(cases[i].attrs));
+		json_object_set_new(rule, "refuted_before", json_integer(cases[i].refuted));
+		html = render(REPORT_HTML, sets, NULL);
+		text = render(REPORT_TEXT, sets, NULL);
+		if (!strstr(html, cases[i].html_attrs) || !strstr(html, cases[i].html_refuted))
+			fail_msg("case %zu: html lacks '%s' or '%s'", i, cases[i].html_attrs,
+				 cases[i].html_refuted);
+		if (!strstr(text, cases[i].text))
+			fail_msg("case %zu: text lacks '%s'", i, cases[i].text);
+	}
+}
+
 /* A well-formedness check with GLib's XML parser. */
 static void xml_check(const char *xml)
 {
@@ -705,6 +805,48 @@ static void test_write(void **state)
 	rmdir(dir);
 }
 
+/* A cell that names no kernel of its own (or an empty one) was measured
+ * under its file's kernel: KCIDB matches errata against that release, as
+ * the matrix and JUnit do (ivb-3.6's cycles:pp crash is the 2012 PEBS
+ * erratum under 3.6.11). */
+static void test_kcidb_cell_without_kernel(void **state)
+{
+	g_autofree char *path = g_strdup_printf("%s/scenarios/errata.ini", top_dir);
+	g_autoptr(errata_set) e = NULL;
+	struct report_options o = { 0 };
+
+	(void)state;
+	assert_int_equal(errata_load(path, &e), 0);
+	o.errata = e;
+	for (int empty = 0; empty < 2; empty++) {
+		g_autoptr(GPtrArray) sets = load("matrix", "ivb-3.6", NULL);
+		struct result_set *set = sets->pdata[0];
+		g_autofree char *junit = NULL;
+		json_t *root, *t;
+		unsigned int known = 0;
+		size_t i;
+
+		for (guint c = 0; c < set->cells->len; c++) {
+			struct cell *cell = set->cells->pdata[c];
+
+			g_free(cell->kernel);
+			cell->kernel = empty ? g_strdup("") : NULL;
+		}
+		root = kcidb_doc(sets, &o);
+		json_array_foreach(json_object_get(root, "tests"), i, t) {
+			const char *k = json_string_value(json_object_get(json_object_get(t, "misc"),
+									  "known_erratum"));
+
+			if (k && !strcmp(k, "intel-pebs-2012") && json_is_true(json_object_get(t, "waived")))
+				known++;
+		}
+		json_decref(root);
+		assert_int_equal(known, 1);
+		junit = render(REPORT_JUNIT, sets, &o);
+		assert_non_null(strstr(junit, "known erratum intel-pebs-2012"));
+	}
+}
+
 int main(void)
 {
 	g_autofree char *top = test_top_dir();
@@ -718,6 +860,9 @@ int main(void)
 		cmocka_unit_test(test_verdict_names),
 		cmocka_unit_test(test_html_compact),
 		cmocka_unit_test(test_html_tries_fields),
+		cmocka_unit_test(test_html_event_half),
+		cmocka_unit_test(test_html_no_limitation_line),
+		cmocka_unit_test(test_rule_counts_singular_plural),
 		cmocka_unit_test(test_junit),
 		cmocka_unit_test(test_junit_per_cpu),
 		cmocka_unit_test(test_junit_baseline),
@@ -726,6 +871,7 @@ int main(void)
 		cmocka_unit_test(test_rule_hostile),
 		cmocka_unit_test(test_kcidb),
 		cmocka_unit_test(test_kcidb_fields),
+		cmocka_unit_test(test_kcidb_cell_without_kernel),
 		cmocka_unit_test(test_write),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
