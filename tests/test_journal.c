@@ -199,6 +199,35 @@ static void test_host_down(void **state)
 	assert_string_equal(b->down_evidence, "Oops\\xff\\xfe at");
 }
 
+/* journal.h: a host-down line's outcome is HOST_CRASH or HOST_HANG; a file
+ * that says anything else (another outcome, none, not a string) is refused
+ * on replay, naming the line, never taken as how the host went down. */
+static void test_host_down_bad_outcome(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree char *path = g_build_filename(f->dir, JOURNAL_FILE, NULL);
+	static const char *const bad[] = {
+		"{\"step\":\"host-down\",\"batch\":1,\"outcome\":\"GUEST_CRASH\"}\n",
+		"{\"step\":\"host-down\",\"batch\":1,\"outcome\":\"OK\"}\n",
+		"{\"step\":\"host-down\",\"batch\":1}\n",
+		"{\"step\":\"host-down\",\"batch\":1,\"outcome\":7}\n",
+	};
+	g_autofree char *good = NULL;
+
+	write_run(f->dir, false);
+	assert_true(g_file_get_contents(path, &good, NULL, NULL));
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(journal_replay) r = NULL;
+
+		assert_true(g_file_set_contents(path, good, -1, NULL));
+		append_raw(f->dir, bad[i], strlen(bad[i]));
+		assert_int_equal(journal_read(f->dir, &r), -EINVAL);
+		assert_null(r);
+		if (!strstr(pc_errmsg(), ":7: host-down: expected \"outcome\": HOST_CRASH or HOST_HANG"))
+			fail_msg("line %zu: %s", i, pc_errmsg());
+	}
+}
+
 static void test_nul_tail(void **state)
 {
 	struct fixture *f = *state;
@@ -363,6 +392,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_batch_and_truncated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_down, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_down_bad_outcome, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nul_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_in_middle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_semantic_errors, setup, teardown),
