@@ -342,6 +342,30 @@ static void test_rule_counts_singular_plural(void **state)
 	}
 }
 
+/* README: a tile is coloured by the worst outcome class among its cells;
+ * the legend (plain HTML, read without the script) shows a swatch for
+ * every class, each harm kind, the baseline's frame and the known
+ * erratum, and names the modifier classes. */
+static void test_html_legend(void **state)
+{
+	static const char *const swatches[] = {
+		"<span class=\"sw c-ok\">", "<span class=\"sw c-errno\">",
+		"<span class=\"sw c-infra\">", "<span class=\"sw c-rejected\">",
+		"<span class=\"sw c-harm o-GUEST_CRASH\">", "<span class=\"sw c-harm o-HOST_HANG\">",
+		"regression against the baseline", "known erratum", "no cell",
+	};
+	g_autoptr(GPtrArray) sets = load("matrix", "ivb-3.6", NULL);
+	g_autofree char *html = render(REPORT_HTML, sets, NULL);
+	const char *legend = strstr(html, "<h2>Legend</h2>");
+
+	(void)state;
+	assert_non_null(legend);
+	for (size_t i = 0; i < G_N_ELEMENTS(swatches); i++)
+		if (!strstr(legend, swatches[i]))
+			fail_msg("the legend lacks %s", swatches[i]);
+	assert_non_null(strstr(legend, "modifier classes:"));
+}
+
 /* A well-formedness check with GLib's XML parser. */
 static void xml_check(const char *xml)
 {
@@ -573,6 +597,24 @@ static void test_junit_baseline(void **state)
 					  &sum), 0);
 	assert_int_equal(sum.regressions, 2);
 	assert_int_equal(sum.harm, 0);
+
+	/* A baseline cell is found by (profile, spec), as `pmucanary diff`
+	 * finds it, whether or not the file recorded its attr: the same two
+	 * regressions when no baseline cell has one (only a spec the profile
+	 * rejected, with its error, is no tested cell). */
+	{
+		struct result_set *b = base->pdata[0];
+		g_autofree char *bare = NULL;
+
+		for (guint i = 0; i < b->cells->len; i++)
+			((struct cell *)b->cells->pdata[i])->has_attr = false;
+		bare = render(REPORT_JUNIT, new, &o);
+		assert_int_equal(count(bare, "<failure message=\"regression against the baseline "
+					      "(ABI regressions): OK -&gt; EOPNOTSUPP\""), 2);
+		assert_int_equal(report_summarize((const struct result_set *const *)new->pdata, 1,
+						  &o, &sum), 0);
+		assert_int_equal(sum.regressions, 2);
+	}
 }
 
 static void need_str(json_t *o, const char *key, const char *pattern, const char *what)
@@ -785,6 +827,71 @@ static void test_kcidb_fields(void **state)
 	}
 }
 
+/* Each CPU part is reported when known, 0 included (family, model and
+ * stepping 0 are real parts), left out when unknown; a text member whose
+ * value is empty (no accel, no creation time, no vendor) is left out, as
+ * a null would be: no "" value anywhere in the document. */
+static void no_empty_strings(json_t *v)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	if (json_is_string(v) && !*json_string_value(v))
+		fail_msg("an empty string in the KCIDB document");
+	if (json_is_object(v))
+		json_object_foreach(v, k, x) no_empty_strings(x);
+	if (json_is_array(v))
+		json_array_foreach(v, i, x) no_empty_strings(x);
+}
+
+static void test_kcidb_cpu_parts_and_empty_text(void **state)
+{
+	static const char *const parts[] = { "family", "model", "stepping" };
+
+	(void)state;
+	for (size_t p = 0; p < G_N_ELEMENTS(parts); p++) {
+		g_autoptr(GPtrArray) sets = load("matrix", "tcg-6.1", NULL);
+		struct result_set *set = sets->pdata[0];
+		g_autofree char *key = g_strdup_printf("cpu_%s", parts[p]);
+		json_t *root, *t;
+		size_t i;
+
+		json_object_set_new(json_object_get(set->host, "cpu"), parts[p], json_integer(0));
+		root = kcidb_doc(sets, NULL);
+		json_array_foreach(json_object_get(root, "tests"), i, t) {
+			json_t *v = json_object_get(json_object_get(json_object_get(t, "environment"),
+								   "misc"), key);
+
+			if (!json_is_integer(v) || json_integer_value(v) != 0)
+				fail_msg("%s 0 is not reported as 0", key);
+		}
+		json_decref(root);
+	}
+	{
+		g_autoptr(GPtrArray) sets = load("matrix", "tcg-6.1", NULL);
+		struct result_set *set = sets->pdata[0];
+		json_t *root, *t;
+		size_t i;
+
+		g_free(set->accel);
+		set->accel = g_strdup("");
+		g_free(set->created);
+		set->created = g_strdup("");
+		json_object_set_new(json_object_get(set->host, "cpu"), "vendor", json_string(""));
+		root = kcidb_doc(sets, NULL);
+		no_empty_strings(root);
+		json_array_foreach(json_object_get(root, "tests"), i, t) {
+			assert_null(json_object_get(t, "start_time"));
+			assert_null(json_object_get(json_object_get(json_object_get(t, "environment"),
+								    "misc"), "accel"));
+			assert_null(json_object_get(json_object_get(json_object_get(t, "environment"),
+								    "misc"), "cpu_vendor"));
+		}
+		json_decref(root);
+	}
+}
+
 static void test_write(void **state)
 {
 	g_autoptr(GPtrArray) sets = load("diff", "run-3.6", NULL);
@@ -861,6 +968,7 @@ int main(void)
 		cmocka_unit_test(test_html_compact),
 		cmocka_unit_test(test_html_tries_fields),
 		cmocka_unit_test(test_html_event_half),
+		cmocka_unit_test(test_html_legend),
 		cmocka_unit_test(test_html_no_limitation_line),
 		cmocka_unit_test(test_rule_counts_singular_plural),
 		cmocka_unit_test(test_junit),
@@ -871,6 +979,7 @@ int main(void)
 		cmocka_unit_test(test_rule_hostile),
 		cmocka_unit_test(test_kcidb),
 		cmocka_unit_test(test_kcidb_fields),
+		cmocka_unit_test(test_kcidb_cpu_parts_and_empty_text),
 		cmocka_unit_test(test_kcidb_cell_without_kernel),
 		cmocka_unit_test(test_write),
 	};
