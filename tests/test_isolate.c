@@ -115,6 +115,8 @@ static void test_no_harm(void **state)
 	assert_int_equal(isolate_culprit_count(iso), 0);
 	assert_int_equal(isolate_rounds(iso), 8);
 	assert_null(isolate_culprit_of(iso, 5));
+	/* isolate.h: culprit i of isolate_culprit_count(), NULL past them */
+	assert_null(isolate_culprit_at(iso, 0));
 	oracle_clear(&o);
 }
 
@@ -826,6 +828,9 @@ static void test_rule_tries_at_most_8(void **state)
 		assert_int_equal(isolate_culprit_count(iso), 4);
 		for (size_t id = 0; id < RN; id++)
 			assert_int_equal(isolate_culprit_of(iso, id) != NULL, pp3_of_one_event(id));
+		for (size_t c = 0; c < 4; c++)
+			assert_non_null(isolate_culprit_at(iso, c));
+		assert_null(isolate_culprit_at(iso, 4));
 		g_ptr_array_unref(o.log);
 	}
 }

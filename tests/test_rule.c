@@ -246,6 +246,31 @@ static void test_text_forms(void **state)
 
 		assert_string_equal(t, "sample_type&IP");
 	}
+	/* An event's config by perf's name only within its own type's table
+	 * (uapi perf_event.h: PERF_COUNT_HW_CACHE_MISSES 3,
+	 * PERF_COUNT_SW_CPU_MIGRATIONS 4); any other type's config, or one
+	 * past the table, is a number. */
+	{
+		static const struct {
+			uint64_t type, config;
+			const char *text;
+		} ev[] = {
+			{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, "type=hardware config=cache-misses" },
+			{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "type=software config=cpu-migrations" },
+			{ PERF_TYPE_SOFTWARE, 12, "type=software config=0xc" },
+			{ PERF_TYPE_RAW, 3, "type=raw config=0x3" },
+			{ PERF_TYPE_HW_CACHE, 4, "type=hw-cache config=0x4" },
+			{ PERF_TYPE_BREAKPOINT, 1, "type=breakpoint config=0x1" },
+		};
+
+		for (size_t i = 0; i < G_N_ELEMENTS(ev); i++) {
+			struct rule e = { 1, { { RULE_SUBJECT_EVENT, 0, RULE_OP_EQ, ev[i].type,
+						 ev[i].config } } };
+			g_autofree char *t = rule_to_string(&e);
+
+			assert_string_equal(t, ev[i].text);
+		}
+	}
 }
 
 /* rule.h: only literals that some attr meets and some does not are
