@@ -125,6 +125,11 @@ expect_rc 0 "--fail 1" -- --profile perf-6.1 --fail 1 cycles:ppp
 grep -q $'^cycles:ppp\tgives up after EPERM' <<<"$last_out" && ok "--fail 1 is EPERM" ||
 	fail "--fail 1" "$last_out"
 expect_rc 2 "--fail 0" -- --profile perf-6.1 --fail 0 cycles:ppp
+# and the largest is MAX_ERRNO, 4095 (include/linux/err.h); 4096 is none
+expect_rc 0 "--fail 4095" -- --profile perf-6.1 --fail 4095 cycles:ppp
+expect_rc 2 "--fail 4096" -- --profile perf-6.1 --fail 4096 cycles:ppp
+grep -q "not an errno list: '4096'" <<<"$last_out" && ok "--fail 4096 names the bad list" ||
+	fail "--fail 4096 message" "$last_out"
 expect_rc 0 "rejected spec in --json" -- --profile perf-6.1 --json cycles:pppp
 expect_rc 0 "--release picks a profile" -- --release "perf version 6.1.187" cycles
 expect_rc 2 "--release nonsense" -- --release banana cycles

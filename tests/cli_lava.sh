@@ -58,6 +58,20 @@ rc=0; "$bin" "${job[@]}" --pmucanary-url http://lab.example/p >/dev/full 2>"$tmp
 [ "$rc" = 125 ] && grep -q "cannot write stdout" "$tmp/err" && ok "job >/dev/full: exit 125" ||
 	bad "job >/dev/full: exit $rc: $(cat "$tmp/err")"
 
+# job --scenario: checked here (the device would find a bad one hours
+# later), then carried whole: the job decodes to the file's own bytes
+scen=(lava job --device-type qemu --kernel http://lab.example/bzImage --ramdisk http://lab.example/r)
+rc=0; "$bin" "${scen[@]}" --scenario "$top/scenarios/smoke.ini" >"$tmp/scen.yaml" 2>"$tmp/err" || rc=$?
+b64=$(grep -o 'echo [A-Za-z0-9+/=]* | base64 -d > /tmp/pmucanary/scenario.ini' "$tmp/scen.yaml" | cut -d' ' -f2)
+[ "$rc" = 0 ] && [ -n "$b64" ] && cmp -s <(base64 -d <<<"$b64") "$top/scenarios/smoke.ini" &&
+	ok "job --scenario: exit 0, the scenario carried byte for byte" ||
+	bad "job --scenario: exit $rc: $(cat "$tmp/err")"
+rc=0; "$bin" "${scen[@]}" --scenario "$top/tests/data/scenarios/bad-duration.ini" -o "$tmp/none.yaml" \
+	>/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "bad-duration.ini:7: \[load\] dwell" "$tmp/err" && [ ! -e "$tmp/none.yaml" ] &&
+	ok "job --scenario with a bad scenario: exit 2 naming its line, no job" ||
+	bad "job with a bad scenario: exit $rc: $(cat "$tmp/err")"
+
 # job -o FILE: written, exit 0, the same job as on stdout
 rc=0; "$bin" "${job[@]}" -o "$tmp/job-o.yaml" >"$tmp/out" 2>"$tmp/err" || rc=$?
 "$bin" "${job[@]}" >"$tmp/job-stdout.yaml" 2>/dev/null

@@ -988,6 +988,19 @@ static void test_export_bad_input(void **state)
 	expect_bad_export(t7, "export: results: ");
 	expect_bad_export(t7, " of the job's 50 cases");
 	expect_bad_export(t8, "export: results[1]: metadata.definition: missing");
+	/* a REST case whose metadata text is empty says no more than one with
+	 * none: no definition */
+	{
+		json_t *root = json_loads(j, 0, NULL);
+		g_autofree char *e = NULL;
+
+		assert_non_null(root);
+		json_object_set_new(json_array_get(json_object_get(root, "results"), 1), "metadata",
+				    json_string(""));
+		e = json_dumps(root, JSON_COMPACT);
+		json_decref(root);
+		expect_bad_export(e, "export: results[1]: metadata.definition: missing");
+	}
 	expect_bad_export(t9, ": result: 'unknown' is not pass, fail or skip");
 	/* a measurement as a JSON number: whole, or refused like "1.96" */
 	g_autofree char *r1 = subst(j, "\"measurement\":\"2.0000000000\"", "\"measurement\":2.0");
