@@ -99,6 +99,18 @@ expect_rc 0 "--fail EOPNOTSUPP,EOPNOTSUPP" -- --profile perf-modern --fail EOPNO
 	grep -q $'^cycles:pp\tgives up after EOPNOTSUPP' <<<"$last_out" &&
 	! grep -q 'retry 2' <<<"$last_out" &&
 	ok "--fail: one exclude_guest retry, then it gives up" || fail "--fail chain" "$last_out"
+# --json --fail (--help: "tries", each attr with "why", and "gave_up": the
+# release stops retrying): the same chains as data, gave_up only once perf
+# has no retry left for the errno given.
+json_check "json --fail: one retry answers one EOPNOTSUPP, not given up" \
+	'len(a[0]["tries"]) == 1 and a[0]["tries"][0]["exclude_guest"] == 1 and "EOPNOTSUPP" in a[0]["tries"][0]["why"] and a[0]["gave_up"] is False' \
+	--profile perf-modern --fail EOPNOTSUPP cycles:pp
+json_check "json --fail: a second EOPNOTSUPP has none: given up" \
+	'len(a[0]["tries"]) == 1 and a[0]["gave_up"] is True' \
+	--profile perf-modern --fail EOPNOTSUPP,EOPNOTSUPP cycles:pp
+json_check "json --fail: with H there is no retry at all: given up" \
+	'a[0]["tries"] == [] and a[0]["gave_up"] is True' \
+	--profile perf-modern --fail EOPNOTSUPP cycles:ppH
 expect_rc 0 "--fail EOPNOTSUPP with H" -- --profile perf-modern --fail EOPNOTSUPP cycles:ppH
 grep -q $'^cycles:ppH\tgives up after EOPNOTSUPP' <<<"$last_out" && ! grep -q 'retry' <<<"$last_out" &&
 	ok "--fail: no retry when H was given" || fail "--fail with H" "$last_out"
@@ -113,6 +125,11 @@ expect_rc 0 "--fail 1" -- --profile perf-6.1 --fail 1 cycles:ppp
 grep -q $'^cycles:ppp\tgives up after EPERM' <<<"$last_out" && ok "--fail 1 is EPERM" ||
 	fail "--fail 1" "$last_out"
 expect_rc 2 "--fail 0" -- --profile perf-6.1 --fail 0 cycles:ppp
+# and the largest is MAX_ERRNO, 4095 (include/linux/err.h); 4096 is none
+expect_rc 0 "--fail 4095" -- --profile perf-6.1 --fail 4095 cycles:ppp
+expect_rc 2 "--fail 4096" -- --profile perf-6.1 --fail 4096 cycles:ppp
+grep -q "not an errno list: '4096'" <<<"$last_out" && ok "--fail 4096 names the bad list" ||
+	fail "--fail 4096 message" "$last_out"
 expect_rc 0 "rejected spec in --json" -- --profile perf-6.1 --json cycles:pppp
 expect_rc 0 "--release picks a profile" -- --release "perf version 6.1.187" cycles
 expect_rc 2 "--release nonsense" -- --release banana cycles

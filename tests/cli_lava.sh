@@ -36,6 +36,19 @@ rc=0; "$bin" "${job[@]}" --pmucanary-url http://lab.example/p --pmucanary-path /
 [ "$rc" = 2 ] && grep -q "not both" "$tmp/err" && ok "job --pmucanary-url with --pmucanary-path: exit 2" ||
 	bad "job with both: exit $rc: $(cat "$tmp/err")"
 
+# Each required option missing on its own: exit 2 with the one usage line,
+# before anything is written (--help: --device-type, --kernel, --ramdisk
+# and --scenario or --probe-event).
+req=(--device-type qemu --kernel http://lab.example/bzImage --probe-event cpu-clock)
+for drop in 0 2 4; do
+	args=("${req[@]:0:$drop}" "${req[@]:$((drop + 2))}")
+	rc=0; "$bin" lava job "${args[@]}" --ramdisk http://lab.example/r -o "$tmp/none.yaml" \
+		>/dev/null 2>"$tmp/err" || rc=$?
+	[ "$rc" = 2 ] && grep -q "need --device-type, --kernel, --ramdisk and --scenario or --probe-event" "$tmp/err" &&
+		[ ! -e "$tmp/none.yaml" ] && ok "job without ${req[$drop]}: exit 2, the usage line" ||
+		bad "job without ${req[$drop]}: exit $rc: $(cat "$tmp/err")"
+done
+
 # A job that cannot be written (a full disk: /dev/full) is "could not test",
 # 125 (README: a failed write is never exit 0, and is 125), to a file or stdout.
 rc=0; "$bin" "${job[@]}" --pmucanary-url http://lab.example/p -o /dev/full >/dev/null 2>"$tmp/err" || rc=$?
@@ -44,6 +57,44 @@ rc=0; "$bin" "${job[@]}" --pmucanary-url http://lab.example/p -o /dev/full >/dev
 rc=0; "$bin" "${job[@]}" --pmucanary-url http://lab.example/p >/dev/full 2>"$tmp/err" || rc=$?
 [ "$rc" = 125 ] && grep -q "cannot write stdout" "$tmp/err" && ok "job >/dev/full: exit 125" ||
 	bad "job >/dev/full: exit $rc: $(cat "$tmp/err")"
+
+# job --scenario: checked here (the device would find a bad one hours
+# later), then carried whole: the job decodes to the file's own bytes
+scen=(lava job --device-type qemu --kernel http://lab.example/bzImage --ramdisk http://lab.example/r)
+rc=0; "$bin" "${scen[@]}" --scenario "$top/scenarios/smoke.ini" >"$tmp/scen.yaml" 2>"$tmp/err" || rc=$?
+b64=$(grep -o 'echo [A-Za-z0-9+/=]* | base64 -d > /tmp/pmucanary/scenario.ini' "$tmp/scen.yaml" | cut -d' ' -f2)
+[ "$rc" = 0 ] && [ -n "$b64" ] && cmp -s <(base64 -d <<<"$b64") "$top/scenarios/smoke.ini" &&
+	ok "job --scenario: exit 0, the scenario carried byte for byte" ||
+	bad "job --scenario: exit $rc: $(cat "$tmp/err")"
+rc=0; "$bin" "${scen[@]}" --scenario "$top/tests/data/scenarios/bad-duration.ini" -o "$tmp/none.yaml" \
+	>/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "bad-duration.ini:7: \[load\] dwell" "$tmp/err" && [ ! -e "$tmp/none.yaml" ] &&
+	ok "job --scenario with a bad scenario: exit 2 naming its line, no job" ||
+	bad "job with a bad scenario: exit $rc: $(cat "$tmp/err")"
+
+# job -o FILE: written, exit 0, the same job as on stdout
+rc=0; "$bin" "${job[@]}" -o "$tmp/job-o.yaml" >"$tmp/out" 2>"$tmp/err" || rc=$?
+"$bin" "${job[@]}" >"$tmp/job-stdout.yaml" 2>/dev/null
+[ "$rc" = 0 ] && [ ! -s "$tmp/out" ] && cmp -s "$tmp/job-o.yaml" "$tmp/job-stdout.yaml" &&
+	ok "job -o FILE: exit 0, the job in FILE" || bad "job -o FILE: exit $rc: $(cat "$tmp/err")"
+
+# ---- cases --errata: ivb-3.6's cycles:pp crash on 3.6.11 is the 2012 PEBS
+# erratum of scenarios/errata.ini: skip (--help: known erratum), fail without
+ivb=$top/tests/data/matrix/ivb-3.6.json
+rc=0; "$bin" lava cases "$ivb" --errata "$top/scenarios/errata.ini" >"$tmp/cases" 2>"$tmp/err" || rc=$?
+[ "$rc" = 0 ] && grep -q "^case perf-3.6__cycles_3App skip 3 GUEST_CRASH/3$" "$tmp/cases" &&
+	ok "cases --errata: the known erratum is skip" || bad "cases --errata: exit $rc: $(cat "$tmp/err" "$tmp/cases")"
+rc=0; "$bin" lava cases "$ivb" >"$tmp/cases" 2>"$tmp/err" || rc=$?
+[ "$rc" = 0 ] && grep -q "^case perf-3.6__cycles_3App fail 3 GUEST_CRASH/3$" "$tmp/cases" &&
+	ok "cases without --errata: the same cell fails" || bad "cases: exit $rc: $(cat "$tmp/err" "$tmp/cases")"
+
+# ---- collect: neither a log nor --export, or two logs: exit 2, the usage
+for a in "" "a.log b.log"; do
+	# shellcheck disable=SC2086
+	rc=0; "$bin" lava collect $a >/dev/null 2>"$tmp/err" || rc=$?
+	[ "$rc" = 2 ] && grep -q "need JOB.log, --export FILE or both" "$tmp/err" &&
+		ok "collect ${a:-(nothing)}: exit 2, the usage" || bad "collect ${a:-(nothing)}: exit $rc: $(cat "$tmp/err")"
+done
 
 # ---- collect: a missing log is bad input
 rc=0; "$bin" lava collect "$tmp/nope.log" >/dev/null 2>"$tmp/err" || rc=$?

@@ -48,9 +48,18 @@ check only-and-perf-binary 2 "--only with --perf-binary" \
 	run --only "$tmp/good.json" --perf-binary /bin/true "$smoke"
 
 # RESULT itself.
-check only-missing 2 "$tmp/nope.json" run --only "$tmp/nope.json" "$smoke"
+# (each line names the option first: README "one line each")
+check only-missing 2 "--only: $tmp/nope.json" run --only "$tmp/nope.json" "$smoke"
+mkdir "$tmp/dir.json"
+check only-directory 2 "--only: $tmp/dir.json: a directory" run --only "$tmp/dir.json" "$smoke"
 printf '{"schema": "pmucanary/2",\n  "kind": \n' >"$tmp/garbled.json"
-check only-garbled 2 "$tmp/garbled.json:3:" run --only "$tmp/garbled.json" "$smoke"
+check only-garbled 2 "--only: $tmp/garbled.json:3:" run --only "$tmp/garbled.json" "$smoke"
+# A RESULT the system fails to read is no bad input: read(2) of the
+# process's own /proc/self/mem at offset 0 (unmapped) is EIO, and EIO is
+# "could not test", 125 (infile.h: only -EINVAL and bad paths are the
+# user's), never 2. Read only.
+[ -r /proc/self/mem ] &&
+	check only-read-error 125 "/proc/self/mem: Input/output error" run --only /proc/self/mem "$smoke"
 check cell-not-in-result 2 "--cell: no cell perf-modern:instructions in the result file" \
 	run --only "$tmp/good.json" --cell perf-modern:instructions "$smoke"
 result "$tmp/rejected.json" "{$CPU_CLOCK_U}" \

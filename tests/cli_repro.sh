@@ -85,6 +85,38 @@ else
 	fail "repro of run.json failed: $out"
 fi
 
+# --- --out naming a directory that is there already: written into it, next
+# to what it holds (only a path that is no directory is refused)
+n=$((n + 1))
+mkdir -p "$tmp/there" && touch "$tmp/there/keep"
+if out=$("$bin" repro "$data" --cell perf-3.6:cycles:pp --out "$tmp/there" 2>&1) &&
+	[ -e "$tmp/there/keep" ] && [ -f "$out/repro.c" ] && [ "$(dirname "$out")" = "$tmp/there" ]; then
+	ok "--out an existing directory: $out"
+else
+	fail "--out an existing directory: $out"
+fi
+
+# --- the dwell (--help: "default: the run's [load] dwell, else 2 s"):
+# run.json's scenario says 1500 ms; --dwell SECONDS is rounded to the
+# nearest millisecond (0.0104 s is 10 ms, 0.0106 s is 11 ms)
+# dwell_of DIR: the DWELL_MS of DIR's one repro.c
+dwell_of() { sed -n 's/^#define DWELL_MS \([0-9]*\)$/\1/p' "$1"/*/repro.c; }
+for dw in "-:1500" "2.5:2500" "0.0104:10" "0.0106:11"; do
+	n=$((n + 1))
+	arg=${dw%%:*} want=${dw#*:} d=$tmp/dwell-$arg
+	dargs=()
+	[ "$arg" = - ] || dargs=(--dwell "$arg")
+	if ! out=$("$bin" repro "$data" --cell perf-3.6:cycles:pp --out "$d" "${dargs[@]}" 2>&1); then
+		fail "repro --dwell $arg: $out"; continue
+	fi
+	got=$(dwell_of "$d")
+	[ "$got" = "$want" ] && ok "--dwell $arg: DWELL_MS $got" || fail "--dwell $arg: DWELL_MS '$got', want $want"
+	if [ "$arg" = - ]; then
+		grep -q "dwells 1500 ms (the run's scenario, \[load\] dwell)" "$d"/*/README.txt &&
+			ok "README.txt names the run's dwell" || fail "README.txt: $(grep dwells "$d"/*/README.txt)"
+	fi
+done
+
 # --- the honest check, as root
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: not root: probe cannot open system-wide, the reproducers cannot run"

@@ -37,6 +37,10 @@ run --json "$tmp/sh.json" -- /bin/sh -c 'for i in $(seq 1 30); do echo "l$i" >&2
 [ $rc -eq 0 ] && grep -q '"l30"' "$tmp/sh.json" && ! grep -q '"l10"' "$tmp/sh.json" &&
 	grep -q '"stderr_lines": 30' "$tmp/sh.json"
 check "stderr tail keeps the last 20 lines" $?
+# the JSON's "argv" is the command as given, its first word included
+run --json "$tmp/argv.json" -- /bin/sh -c 'exit 0' sh 'a b'
+[ $rc -eq 0 ] && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["argv"] == ["/bin/sh", "-c", "exit 0", "sh", "a b"] else 1)' "$tmp/argv.json"
+check "--json: argv is the whole command, in order" $?
 
 if [ ! -x "$perf" ]; then
 	echo "$((n - fails)) of $n passed"

@@ -576,6 +576,12 @@ static void test_group_edge_and_infra_either_side(void **state)
 	(void)state;
 	assert_false(diff_group_fails(DIFF_GROUP_COUNT));
 	assert_string_equal(diff_group_what(DIFF_GROUP_COUNT), "?");
+	/* the verdict names of diff.h's table, each its own, and "?" past it */
+	assert_string_equal(diff_verdict_name(DIFF_VERDICT_CLEAN), "CLEAN");
+	assert_string_equal(diff_verdict_name(DIFF_VERDICT_REGRESSION), "REGRESSION");
+	assert_string_equal(diff_verdict_name(DIFF_VERDICT_CANNOT_TELL), "CANNOT_TELL");
+	assert_string_equal(diff_verdict_name(DIFF_VERDICT_COUNT), "?");
+	assert_string_equal(diff_verdict_name(DIFF_VERDICT_COUNT + 1), "?");
 	assert_true(diff_group_fails(DIFF_HARM_REGRESSION));
 	assert_non_null(strstr(nt, "a run verdict is INFRA"));
 	assert_non_null(strstr(bt, "a run verdict is INFRA"));

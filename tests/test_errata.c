@@ -259,6 +259,44 @@ static void test_cpu_sig_out_of_range(void **state)
 	json_decref(big);
 }
 
+/* Two signatures are the same CPU only when vendor, family, model and
+ * stepping all agree: each part on its own tells two CPUs apart. */
+static void test_cpu_sig_equal_each_part(void **state)
+{
+	const struct cpu_sig same = { "GenuineIntel", 6, 58, 9 };
+	const struct cpu_sig other[] = {
+		{ "AuthenticAMD", 6, 58, 9 },
+		{ "GenuineIntel", 15, 58, 9 },
+		{ "GenuineIntel", 6, 62, 9 },
+		{ "GenuineIntel", 6, 58, 4 },
+	};
+
+	(void)state;
+	assert_true(cpu_sig_equal(&ivb, &same));
+	for (size_t i = 0; i < G_N_ELEMENTS(other); i++) {
+		assert_false(cpu_sig_equal(&ivb, &other[i]));
+		assert_false(cpu_sig_equal(&other[i], &ivb));
+	}
+}
+
+/* errata.h: a cell with no attr is never explained, even by an entry that
+ * sets no attr condition (nothing says what was measured). */
+static void test_no_attr_no_match(void **state)
+{
+	const char *text = "[erratum any]\nharm = GUEST_CRASH\n";
+	g_autoptr(errata_set) e = NULL;
+	g_autoptr(results_cell) bare = cell_new("3.6.11", "perf-3.6", "cycles:pp");
+	g_autoptr(results_cell) with = pebs_cell(OUTCOME_GUEST_CRASH, 2, 0);
+
+	(void)state;
+	bare->outcome = OUTCOME_GUEST_CRASH;
+	assert_int_equal(errata_parse(text, "t.ini", &e), 0);
+	assert_false(bare->has_attr);
+	assert_null(errata_match(e, &ivb, "3.6.11", bare));
+	assert_null(errata_match(e, &ivb, "3.6.11", NULL));
+	assert_non_null(errata_match(e, &ivb, "3.6.11", with));
+}
+
 int main(void)
 {
 	g_autofree char *top = test_top_dir();
@@ -275,6 +313,8 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_cpu_sig_from_host),
 		cmocka_unit_test(test_cpu_sig_out_of_range),
+		cmocka_unit_test(test_cpu_sig_equal_each_part),
+		cmocka_unit_test(test_no_attr_no_match),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

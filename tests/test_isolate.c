@@ -115,6 +115,8 @@ static void test_no_harm(void **state)
 	assert_int_equal(isolate_culprit_count(iso), 0);
 	assert_int_equal(isolate_rounds(iso), 8);
 	assert_null(isolate_culprit_of(iso, 5));
+	/* isolate.h: culprit i of isolate_culprit_count(), NULL past them */
+	assert_null(isolate_culprit_at(iso, 0));
 	oracle_clear(&o);
 }
 
@@ -793,6 +795,46 @@ static void test_stop_partial(void **state)
 	}
 }
 
+/* One event at precise_ip=3: 4 attrs of 256 (the bench's 1/256 case in
+ * small). README: a refuted rule is one more verdict for the next, "8
+ * rules at most", then what no rule explains is isolated as with each:
+ * never a ninth rule, and still every culprit. */
+static size_t pp3_event;
+static bool pp3_of_one_event(size_t id)
+{
+	return space[id].config == pp3_event && space[id].precise_ip == 3;
+}
+
+static void test_rule_tries_at_most_8(void **state)
+{
+	static const struct {
+		size_t event, batch;
+	} cases[] = { { 0, 128 }, { 1, 64 }, { 3, 64 } };
+
+	(void)state;
+	assert_int_equal(ISOLATE_RULE_TRIES, 8);
+	space_init();
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct attr_oracle o;
+		g_autoptr(isolate) iso = isolate_new(RN, cases[i].batch, 2);
+
+		pp3_event = cases[i].event;
+		attr_oracle_init(&o, pp3_of_one_event);
+		isolate_use_rule(iso, space);
+		assert_int_equal(isolate_run(iso, attr_oracle_fn, &o), 0);
+		if (isolate_rules_refuted(iso) > 8)
+			fail_msg("event %zu, batch %zu: %u rules refuted", cases[i].event,
+				 cases[i].batch, isolate_rules_refuted(iso));
+		assert_int_equal(isolate_culprit_count(iso), 4);
+		for (size_t id = 0; id < RN; id++)
+			assert_int_equal(isolate_culprit_of(iso, id) != NULL, pp3_of_one_event(id));
+		for (size_t c = 0; c < 4; c++)
+			assert_non_null(isolate_culprit_at(iso, c));
+		assert_null(isolate_culprit_at(iso, 4));
+		g_ptr_array_unref(o.log);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -807,6 +849,7 @@ int main(void)
 		cmocka_unit_test(test_rule_finds_class),
 		cmocka_unit_test(test_rule_two_unrelated),
 		cmocka_unit_test(test_rule_sample_refutes),
+		cmocka_unit_test(test_rule_tries_at_most_8),
 		cmocka_unit_test(test_rule_resume),
 		cmocka_unit_test(test_rule_no_harm),
 		cmocka_unit_test(test_stop_partial),

@@ -199,6 +199,88 @@ static void test_host_down(void **state)
 	assert_string_equal(b->down_evidence, "Oops\\xff\\xfe at");
 }
 
+/* journal.h: a host-down line's outcome is HOST_CRASH or HOST_HANG; a file
+ * that says anything else (another outcome, none, not a string) is refused
+ * on replay, naming the line, never taken as how the host went down. */
+static void test_host_down_bad_outcome(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree char *path = g_build_filename(f->dir, JOURNAL_FILE, NULL);
+	static const char *const bad[] = {
+		"{\"step\":\"host-down\",\"batch\":1,\"outcome\":\"GUEST_CRASH\"}\n",
+		"{\"step\":\"host-down\",\"batch\":1,\"outcome\":\"OK\"}\n",
+		"{\"step\":\"host-down\",\"batch\":1}\n",
+		"{\"step\":\"host-down\",\"batch\":1,\"outcome\":7}\n",
+	};
+	g_autofree char *good = NULL;
+
+	write_run(f->dir, false);
+	assert_true(g_file_get_contents(path, &good, NULL, NULL));
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(journal_replay) r = NULL;
+
+		assert_true(g_file_set_contents(path, good, -1, NULL));
+		append_raw(f->dir, bad[i], strlen(bad[i]));
+		assert_int_equal(journal_read(f->dir, &r), -EINVAL);
+		assert_null(r);
+		if (!strstr(pc_errmsg(), ":7: host-down: expected \"outcome\": HOST_CRASH or HOST_HANG"))
+			fail_msg("line %zu: %s", i, pc_errmsg());
+	}
+}
+
+/* Every kind of line journal.h lists reads back into its slot: baseline
+ * and done too (a resumed run needs to know the baseline was taken and
+ * that the run ended). */
+static void test_baseline_and_done_lines(void **state)
+{
+	struct fixture *f = *state;
+	g_autoptr(journal_replay) r = NULL;
+	g_autoptr(journal) j = NULL;
+	json_t *summary = json_pack("{s:i}", "cells", 3);
+
+	write_run(f->dir, true);
+	assert_int_equal(journal_reopen(f->dir, &j), 0);
+	assert_int_equal(journal_baseline(j, "OK", NULL), 0);
+	assert_int_equal(journal_done(j, summary), 0);
+	json_decref(summary);
+	assert_int_equal(journal_read(f->dir, &r), 0);
+	assert_int_equal(r->lines, 9);
+	assert_non_null(r->baseline);
+	assert_string_equal(json_string_value(json_object_get(r->baseline, "outcome")), "OK");
+	assert_non_null(r->done);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r->done, "summary"),
+							    "cells")), 3);
+}
+
+/* A line's "batch" is a non-negative integer that fits 32 bits (journal.h
+ * "batch":N): a string, a negative, a fraction or 2^32 is refused naming
+ * the line; 2^32 - 1 is a batch. */
+static void test_batch_ids(void **state)
+{
+	struct fixture *f = *state;
+	g_autofree char *path = g_build_filename(f->dir, JOURNAL_FILE, NULL);
+	static const char *const bad[] = { "\"1\"", "-1", "1.5", "4294967296", "null", "true" };
+
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autofree char *line = g_strdup_printf("{\"step\":\"arm\",\"batch\":%s,\"kind\":"
+							"\"screen\",\"keys\":[\"k\"]}\n", bad[i]);
+		g_autoptr(journal_replay) r = NULL;
+
+		assert_true(g_file_set_contents(path, line, -1, NULL));
+		assert_int_equal(journal_read(f->dir, &r), -EINVAL);
+		if (!strstr(pc_errmsg(), ":1: expected \"batch\": a non-negative integer"))
+			fail_msg("batch %s: %s", bad[i], pc_errmsg());
+	}
+	{
+		g_autoptr(journal_replay) r = NULL;
+
+		assert_true(g_file_set_contents(path, "{\"step\":\"arm\",\"batch\":4294967295,"
+						"\"kind\":\"screen\",\"keys\":[\"k\"]}\n", -1, NULL));
+		assert_int_equal(journal_read(f->dir, &r), 0);
+		assert_non_null(journal_replay_batch(r, 4294967295u));
+	}
+}
+
 static void test_nul_tail(void **state)
 {
 	struct fixture *f = *state;
@@ -363,6 +445,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_batch_and_truncated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_down, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_down_bad_outcome, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_baseline_and_done_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_ids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nul_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_in_middle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_semantic_errors, setup, teardown),

@@ -207,7 +207,18 @@ static void test_job_bad_input(void **state)
 		{ base, "kernel args: panic=-1 reboots a panicked device" },
 		{ base, "kernel args: panic=10 reboots" },
 		{ base, NULL },   /* panic=0 is the harness's own setting */
+		/* every word that goes into the job's shell line as it is */
+		{ base, "job name 'nightly run': spaces or control bytes" },
+		{ base, "job name: empty or longer than 256 bytes" },
+		{ base, "job name: empty or longer than 256 bytes" },
+		{ base, NULL },   /* 256 bytes is a name */
+		{ base, "probe profile 'perf-3.6\tx': spaces or control bytes" },
+		{ base, "pmucanary path: empty" },
+		{ base, "probe event: empty" },
 	};
+	char *bad_profiles[] = { "perf-3.6\tx", NULL };
+	char *empty_events[] = { "", NULL };
+	g_autofree char *long_name = g_strnfill(257, 'j'), *name256 = g_strnfill(256, 'j');
 	g_autoptr(GString) out = g_string_new(NULL);
 
 	cases[1].o.device_type = "pdp11";
@@ -219,6 +230,13 @@ static void test_job_bad_input(void **state)
 	cases[7].o.kernel_args = "quiet panic=-1";
 	cases[8].o.kernel_args = "panic=10 loglevel=7";
 	cases[9].o.kernel_args = "quiet panic=0";
+	cases[10].o.job_name = "nightly run";
+	cases[11].o.job_name = "";
+	cases[12].o.job_name = long_name;
+	cases[13].o.job_name = name256;
+	cases[14].o.probe_profiles = bad_profiles;
+	cases[15].o.pmucanary_path = "";
+	cases[16].o.probe_events = empty_events;
 	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
 		int ret = lava_job_write(&cases[i].o, out);
 
@@ -454,6 +472,31 @@ static void test_collect_failed_boot_is_infra(void **state)
  * "passed" with an error type (LAVA's cancel) is INFRA; a device that
  * exited 1 (harm or a regression) with no failing case among those
  * collected lost some (a case id LAVA refused): INFRA, never clean. */
+/* A failed job's error message as lava-run's YAML dumper escapes it (yaml
+ * emitter: \" \\ \xHH): kept as the text LAVA had, a quote or backslash
+ * before hex letters no byte escape. */
+static void test_collect_error_msg_escapes(void **state)
+{
+	g_autoptr(result_set) set = sample_set();
+	g_autoptr(result_set) got = NULL;
+	g_autofree char *log = make_log(set, "fail", false);
+	g_autoptr(GString) s = g_string_new(log);
+	static const char said[] = "auto-login-action timed out after 120 seconds";
+	char *p = strstr(s->str, said);
+	bool infra = false;
+
+	(void)state;
+	assert_non_null(p);
+	g_string_erase(s, p - s->str, strlen(said));
+	g_string_insert(s, p - s->str, "login \\\"ab\\\" on caf\\xE9 at C:\\\\fe\\x41");
+	assert_non_null(strstr(s->str, "\"login \\\"ab\\\" on caf\\xE9 at C:\\\\fe\\x41\""));
+	assert_int_equal(lava_collect(s->str, s->len, "job.log", &got, &infra), 0);
+	assert_true(infra);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(got->extra, "lava"),
+							      "error_msg")),
+			    "login \"ab\" on caf\xc3\xa9 at C:\\feA");
+}
+
 static void test_collect_inconsistent_is_infra(void **state)
 {
 	g_autoptr(result_set) set = sample_set(), clean = sample_set();
@@ -567,6 +610,15 @@ static void test_collect_bad_logs(void **state)
 				   (unsigned int)g_strv_length(cut_lines));
 	expect_bad(cut, cut_says);
 	expect_bad("garbage\n", "job.log:1: line: not a lava-run log line");
+	/* an escape YAML has not (\x needs two hex digits): refused, quoting
+	 * the log's own bytes */
+	{
+		g_autoptr(GString) esc = g_string_new(NULL);
+
+		log_line(esc, "target", "\"odd \\xg1 byte\"");
+		expect_bad(esc->str, "job.log:1: line: not a lava-run log line (invalid escape near "
+				     "'\"odd \\x')");
+	}
 	expect_bad("{\"dt\": \"x\", \"lvl\": \"info\"}\n", "job.log:1: line: not a {dt, lvl, msg}");
 	/* a harm reported as pass */
 	g_string_assign(s, log);
@@ -936,6 +988,19 @@ static void test_export_bad_input(void **state)
 	expect_bad_export(t7, "export: results: ");
 	expect_bad_export(t7, " of the job's 50 cases");
 	expect_bad_export(t8, "export: results[1]: metadata.definition: missing");
+	/* a REST case whose metadata text is empty says no more than one with
+	 * none: no definition */
+	{
+		json_t *root = json_loads(j, 0, NULL);
+		g_autofree char *e = NULL;
+
+		assert_non_null(root);
+		json_object_set_new(json_array_get(json_object_get(root, "results"), 1), "metadata",
+				    json_string(""));
+		e = json_dumps(root, JSON_COMPACT);
+		json_decref(root);
+		expect_bad_export(e, "export: results[1]: metadata.definition: missing");
+	}
 	expect_bad_export(t9, ": result: 'unknown' is not pass, fail or skip");
 	/* a measurement as a JSON number: whole, or refused like "1.96" */
 	g_autofree char *r1 = subst(j, "\"measurement\":\"2.0000000000\"", "\"measurement\":2.0");
@@ -1095,6 +1160,7 @@ int main(void)
 		cmocka_unit_test(test_job_bad_input),
 		cmocka_unit_test(test_collect_round_trip),
 		cmocka_unit_test(test_collect_failed_boot_is_infra),
+		cmocka_unit_test(test_collect_error_msg_escapes),
 		cmocka_unit_test(test_collect_inconsistent_is_infra),
 		cmocka_unit_test(test_cases_baseline),
 		cmocka_unit_test(test_collect_bad_logs),

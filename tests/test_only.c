@@ -22,9 +22,11 @@
 #include "results.h"
 #include "pool.h"
 #include "runner.h"
+#include "scenario.h"
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The guests crash when a batch arms an attr whose key holds this. */
@@ -607,11 +609,42 @@ static void test_json_round_trip(void **state)
 	json_decref(bad);
 }
 
+/* only.h, README: SCENARIO defaults to the scenario.ini a run kept beside
+ * its run.json: only for a run.json, and only when that file is there. */
+static void test_default_scenario(void **state)
+{
+	g_autofree char *dir = test_tmpdir("test_only");
+	g_autofree char *run = g_build_filename(dir, "run.json", NULL);
+	g_autofree char *other = g_build_filename(dir, "old-run.json", NULL);
+	g_autofree char *kept = g_build_filename(dir, SCENARIO_RUN_FILE, NULL);
+	g_autofree char *got = NULL, *got_other = NULL;
+
+	(void)state;
+	assert_string_equal(SCENARIO_RUN_FILE, "scenario.ini");
+	assert_true(g_file_set_contents(run, "{}", -1, NULL));
+	assert_true(g_file_set_contents(other, "{}", -1, NULL));
+	/* nothing kept: no default */
+	assert_null(only_default_scenario(run));
+	/* a directory of that name is no scenario either */
+	assert_int_equal(mkdir(kept, 0755), 0);
+	assert_null(only_default_scenario(run));
+	assert_int_equal(rmdir(kept), 0);
+	assert_true(g_file_set_contents(kept, "[sweep]\nevents = cpu-clock\n", -1, NULL));
+	got = only_default_scenario(run);
+	assert_non_null(got);
+	assert_string_equal(got, kept);
+	/* a result file that is not a run directory's run.json: none */
+	got_other = only_default_scenario(other);
+	assert_null(got_other);
+	test_tmpdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_attr_diff),
 		cmocka_unit_test(test_json_round_trip),
+		cmocka_unit_test(test_default_scenario),
 		cmocka_unit_test_setup_teardown(test_default_selection_arms_only_harm_attrs, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_cell_narrows, setup, teardown),

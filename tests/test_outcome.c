@@ -40,6 +40,20 @@ static void test_names(void **state)
 	assert_string_not_equal(outcome_name(OUTCOME_COUNT - 1), "?");
 }
 
+/* The class words `matrix --outcome` takes (README: `ok`, `errno`, `harm`,
+ * `infra`) and `rejected`; no class past the table. */
+static void test_class_names(void **state)
+{
+	(void)state;
+	assert_string_equal(outcome_class_name(OUTCOME_CLASS_OK), "ok");
+	assert_string_equal(outcome_class_name(OUTCOME_CLASS_ERRNO), "errno");
+	assert_string_equal(outcome_class_name(OUTCOME_CLASS_HARM), "harm");
+	assert_string_equal(outcome_class_name(OUTCOME_CLASS_INFRA), "infra");
+	assert_string_equal(outcome_class_name(OUTCOME_CLASS_REJECTED), "rejected");
+	assert_string_equal(outcome_class_name(OUTCOME_CLASS_COUNT), "?");
+	assert_string_equal(outcome_class_name(OUTCOME_CLASS_COUNT + 1), "?");
+}
+
 static void test_errno(void **state)
 {
 	(void)state;
@@ -66,6 +80,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_errno),
+		cmocka_unit_test(test_class_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -118,6 +118,25 @@ static void test_bad_headers(void **state)
 	/* no blank line before the diff: the diff is not a header line */
 	BAD("a", "pmucanary replay kernel patch\nReplay: a\nReplays: x\nRule: r\nHarm: h\n", true,
 	    ":6: not a \"Field: value\" line");
+	/* a name is at most 64 bytes: 64 is read, 65 is refused */
+	{
+		g_autofree char *n64 = g_strnfill(64, 'a'), *n65 = g_strnfill(65, 'a');
+		g_autofree char *h64 = g_strdup_printf(GOOD_HEADER("%s"), n64);
+		g_autofree char *h65 = g_strdup_printf(GOOD_HEADER("%s"), n65);
+		g_autofree char *want = NULL;
+		g_autoptr(replay) r = NULL;
+
+		g_free(p);
+		p = write_patch(dir, n64, h64, true);
+		assert_int_equal(replay_read(p, &r), 0);
+		assert_string_equal(r->name, n64);
+		unlink(p);
+		g_free(p);
+		p = write_patch(dir, n65, h65, true);
+		want = g_strdup_printf("%s:2: Replay: \"%s\": a name is 1..64 of [a-z0-9-]", p, n65);
+		expect_bad(p, want);
+		unlink(p);
+	}
 	/* a good one, for contrast: the same writer, the same directory */
 	g_free(p);
 	p = write_patch(dir, "good-one", GOOD_HEADER("good-one"), true);

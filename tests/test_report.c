@@ -242,6 +242,130 @@ static void test_html_tries_fields(void **state)
 					  "\"sample_freq\",\"sample_type\",\"read_format\","));
 }
 
+/* What names the event is the event half: perf's type and config and the
+ * members a PMU's sysfs format extends config with (config1, config2: an
+ * offcore response's mask), and a breakpoint's bp_type (its address and
+ * length are config1/config2). Attrs of one setup that differ in any of
+ * these are distinct events (one event half each) and share one setup
+ * half. */
+static void test_html_event_half(void **state)
+{
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
+	const struct result_set *sets[] = { set };
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	(void)state;
+	/* 6 offcore masks (config1), 5 config2 values, 4 breakpoint types */
+	for (int i = 0; i < 15; i++) {
+		g_autofree char *spec = g_strdup_printf("ev%d", i);
+		struct cell *c = cell_new("6.1", "perf-6.1", spec);
+		struct perf_event_attr a = { .type = PERF_TYPE_RAW, .size = 136, .config = 0x1b7,
+					     .sample_period = 4000, .exclude_kernel = 1 };
+
+		if (i < 6) {
+			a.config1 = 0x10001 + i;
+		} else if (i < 11) {
+			a.config1 = 0x10001;
+			a.config2 = 0x20 + i;
+		} else {
+			a.type = PERF_TYPE_BREAKPOINT;
+			a.config = 0;
+			a.bp_type = 1u << (i - 11); /* R, W, X: HW_BREAKPOINT_R/W/X */
+			if (i == 14)
+				a.bp_type = 3; /* RW */
+			a.bp_addr = 0x1000;
+			a.bp_len = 8;
+		}
+		cell_set_attr(c, &a);
+		c->outcome = OUTCOME_OK;
+		results_add_cell(set, c);
+	}
+	assert_int_equal(report_render(REPORT_HTML, sets, 1, NULL, out), 0);
+	assert_int_equal(count(out->str, "\"type=4 config=0x1b7 config1=0x"), 11);
+	assert_int_equal(count(out->str, "\"type=4 config=0x1b7 config1=0x10001 config2=0x"), 5);
+	assert_int_equal(count(out->str, "\"type=5 bp_type="), 4);
+	assert_int_equal(count(out->str, "\"size=136 sample_period=4000 exclude_kernel=1\""), 1);
+}
+
+/* README: "No input noted a limitation." only when none did: one input with
+ * a limitation, first or last, is enough to leave it out. */
+static void test_html_no_limitation_line(void **state)
+{
+	static const char none[] = "No input noted a limitation.";
+	g_autoptr(GPtrArray) clean = load("matrix", "ivb-3.6", "hsw-3.6", NULL);
+	g_autoptr(GPtrArray) first = load("matrix", "tcg-6.1", "ivb-3.6", NULL);
+	g_autoptr(GPtrArray) last = load("matrix", "ivb-3.6", "tcg-6.1", NULL);
+	g_autofree char *c = render(REPORT_HTML, clean, NULL);
+	g_autofree char *f = render(REPORT_HTML, first, NULL);
+	g_autofree char *l = render(REPORT_HTML, last, NULL);
+
+	(void)state;
+	assert_int_equal(count(c, none), 1);
+	assert_int_equal(count(f, none), 0);
+	assert_int_equal(count(l, none), 0);
+	/* tcg-6.1.json lists two */
+	assert_int_equal(count(f, "<li class=\"limitation\">"), 2);
+}
+
+/* A rule's counts in words, singular for exactly one (README: the attrs it
+ * covers, `refuted_before`): the HTML section and the text view agree. */
+static void test_rule_counts_singular_plural(void **state)
+{
+	static const struct {
+		int attrs, refuted;
+		const char *html_attrs, *html_refuted, *text;
+	} cases[] = {
+		{ 1, 1, "GUEST_CRASH on 1 attr,", "<span class=\"refuted\">1 rule refuted before it</span>",
+		  "GUEST_CRASH on 1 attr, 18 cells" },
+		{ 2, 2, "GUEST_CRASH on 2 attrs,", "<span class=\"refuted\">2 rules refuted before it</span>",
+		  "GUEST_CRASH on 2 attrs, 18 cells" },
+		{ 0, 0, "GUEST_CRASH on 0 attrs,", "<span class=\"refuted\">0 rules refuted before it</span>",
+		  "GUEST_CRASH on 0 attrs, 18 cells" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GPtrArray) sets = load("matrix", "rule-6.18", NULL);
+		struct result_set *set = sets->pdata[0];
+		json_t *rule = json_array_get(json_object_get(set->extra, "rules"), 0);
+		g_autofree char *html = NULL, *text = NULL;
+
+		json_object_set_new(rule, "attrs", json_integer(cases[i].attrs));
+		json_object_set_new(rule, "refuted_before", json_integer(cases[i].refuted));
+		html = render(REPORT_HTML, sets, NULL);
+		text = render(REPORT_TEXT, sets, NULL);
+		if (!strstr(html, cases[i].html_attrs) || !strstr(html, cases[i].html_refuted))
+			fail_msg("case %zu: html lacks '%s' or '%s'", i, cases[i].html_attrs,
+				 cases[i].html_refuted);
+		if (!strstr(text, cases[i].text))
+			fail_msg("case %zu: text lacks '%s'", i, cases[i].text);
+	}
+}
+
+/* README: a tile is coloured by the worst outcome class among its cells;
+ * the legend (plain HTML, read without the script) shows a swatch for
+ * every class, each harm kind, the baseline's frame and the known
+ * erratum, and names the modifier classes. */
+static void test_html_legend(void **state)
+{
+	static const char *const swatches[] = {
+		"<span class=\"sw c-ok\">", "<span class=\"sw c-errno\">",
+		"<span class=\"sw c-infra\">", "<span class=\"sw c-rejected\">",
+		"<span class=\"sw c-harm o-GUEST_CRASH\">", "<span class=\"sw c-harm o-HOST_HANG\">",
+		"regression against the baseline", "known erratum", "no cell",
+	};
+	g_autoptr(GPtrArray) sets = load("matrix", "ivb-3.6", NULL);
+	g_autofree char *html = render(REPORT_HTML, sets, NULL);
+	const char *legend = strstr(html, "<h2>Legend</h2>");
+
+	(void)state;
+	assert_non_null(legend);
+	for (size_t i = 0; i < G_N_ELEMENTS(swatches); i++)
+		if (!strstr(legend, swatches[i]))
+			fail_msg("the legend lacks %s", swatches[i]);
+	assert_non_null(strstr(legend, "modifier classes:"));
+}
+
 /* A well-formedness check with GLib's XML parser. */
 static void xml_check(const char *xml)
 {
@@ -473,6 +597,24 @@ static void test_junit_baseline(void **state)
 					  &sum), 0);
 	assert_int_equal(sum.regressions, 2);
 	assert_int_equal(sum.harm, 0);
+
+	/* A baseline cell is found by (profile, spec), as `pmucanary diff`
+	 * finds it, whether or not the file recorded its attr: the same two
+	 * regressions when no baseline cell has one (only a spec the profile
+	 * rejected, with its error, is no tested cell). */
+	{
+		struct result_set *b = base->pdata[0];
+		g_autofree char *bare = NULL;
+
+		for (guint i = 0; i < b->cells->len; i++)
+			((struct cell *)b->cells->pdata[i])->has_attr = false;
+		bare = render(REPORT_JUNIT, new, &o);
+		assert_int_equal(count(bare, "<failure message=\"regression against the baseline "
+					      "(ABI regressions): OK -&gt; EOPNOTSUPP\""), 2);
+		assert_int_equal(report_summarize((const struct result_set *const *)new->pdata, 1,
+						  &o, &sum), 0);
+		assert_int_equal(sum.regressions, 2);
+	}
 }
 
 static void need_str(json_t *o, const char *key, const char *pattern, const char *what)
@@ -685,6 +827,71 @@ static void test_kcidb_fields(void **state)
 	}
 }
 
+/* Each CPU part is reported when known, 0 included (family, model and
+ * stepping 0 are real parts), left out when unknown; a text member whose
+ * value is empty (no accel, no creation time, no vendor) is left out, as
+ * a null would be: no "" value anywhere in the document. */
+static void no_empty_strings(json_t *v)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	if (json_is_string(v) && !*json_string_value(v))
+		fail_msg("an empty string in the KCIDB document");
+	if (json_is_object(v))
+		json_object_foreach(v, k, x) no_empty_strings(x);
+	if (json_is_array(v))
+		json_array_foreach(v, i, x) no_empty_strings(x);
+}
+
+static void test_kcidb_cpu_parts_and_empty_text(void **state)
+{
+	static const char *const parts[] = { "family", "model", "stepping" };
+
+	(void)state;
+	for (size_t p = 0; p < G_N_ELEMENTS(parts); p++) {
+		g_autoptr(GPtrArray) sets = load("matrix", "tcg-6.1", NULL);
+		struct result_set *set = sets->pdata[0];
+		g_autofree char *key = g_strdup_printf("cpu_%s", parts[p]);
+		json_t *root, *t;
+		size_t i;
+
+		json_object_set_new(json_object_get(set->host, "cpu"), parts[p], json_integer(0));
+		root = kcidb_doc(sets, NULL);
+		json_array_foreach(json_object_get(root, "tests"), i, t) {
+			json_t *v = json_object_get(json_object_get(json_object_get(t, "environment"),
+								   "misc"), key);
+
+			if (!json_is_integer(v) || json_integer_value(v) != 0)
+				fail_msg("%s 0 is not reported as 0", key);
+		}
+		json_decref(root);
+	}
+	{
+		g_autoptr(GPtrArray) sets = load("matrix", "tcg-6.1", NULL);
+		struct result_set *set = sets->pdata[0];
+		json_t *root, *t;
+		size_t i;
+
+		g_free(set->accel);
+		set->accel = g_strdup("");
+		g_free(set->created);
+		set->created = g_strdup("");
+		json_object_set_new(json_object_get(set->host, "cpu"), "vendor", json_string(""));
+		root = kcidb_doc(sets, NULL);
+		no_empty_strings(root);
+		json_array_foreach(json_object_get(root, "tests"), i, t) {
+			assert_null(json_object_get(t, "start_time"));
+			assert_null(json_object_get(json_object_get(json_object_get(t, "environment"),
+								    "misc"), "accel"));
+			assert_null(json_object_get(json_object_get(json_object_get(t, "environment"),
+								    "misc"), "cpu_vendor"));
+		}
+		json_decref(root);
+	}
+}
+
 static void test_write(void **state)
 {
 	g_autoptr(GPtrArray) sets = load("diff", "run-3.6", NULL);
@@ -705,6 +912,48 @@ static void test_write(void **state)
 	rmdir(dir);
 }
 
+/* A cell that names no kernel of its own (or an empty one) was measured
+ * under its file's kernel: KCIDB matches errata against that release, as
+ * the matrix and JUnit do (ivb-3.6's cycles:pp crash is the 2012 PEBS
+ * erratum under 3.6.11). */
+static void test_kcidb_cell_without_kernel(void **state)
+{
+	g_autofree char *path = g_strdup_printf("%s/scenarios/errata.ini", top_dir);
+	g_autoptr(errata_set) e = NULL;
+	struct report_options o = { 0 };
+
+	(void)state;
+	assert_int_equal(errata_load(path, &e), 0);
+	o.errata = e;
+	for (int empty = 0; empty < 2; empty++) {
+		g_autoptr(GPtrArray) sets = load("matrix", "ivb-3.6", NULL);
+		struct result_set *set = sets->pdata[0];
+		g_autofree char *junit = NULL;
+		json_t *root, *t;
+		unsigned int known = 0;
+		size_t i;
+
+		for (guint c = 0; c < set->cells->len; c++) {
+			struct cell *cell = set->cells->pdata[c];
+
+			g_free(cell->kernel);
+			cell->kernel = empty ? g_strdup("") : NULL;
+		}
+		root = kcidb_doc(sets, &o);
+		json_array_foreach(json_object_get(root, "tests"), i, t) {
+			const char *k = json_string_value(json_object_get(json_object_get(t, "misc"),
+									  "known_erratum"));
+
+			if (k && !strcmp(k, "intel-pebs-2012") && json_is_true(json_object_get(t, "waived")))
+				known++;
+		}
+		json_decref(root);
+		assert_int_equal(known, 1);
+		junit = render(REPORT_JUNIT, sets, &o);
+		assert_non_null(strstr(junit, "known erratum intel-pebs-2012"));
+	}
+}
+
 int main(void)
 {
 	g_autofree char *top = test_top_dir();
@@ -718,6 +967,10 @@ int main(void)
 		cmocka_unit_test(test_verdict_names),
 		cmocka_unit_test(test_html_compact),
 		cmocka_unit_test(test_html_tries_fields),
+		cmocka_unit_test(test_html_event_half),
+		cmocka_unit_test(test_html_legend),
+		cmocka_unit_test(test_html_no_limitation_line),
+		cmocka_unit_test(test_rule_counts_singular_plural),
 		cmocka_unit_test(test_junit),
 		cmocka_unit_test(test_junit_per_cpu),
 		cmocka_unit_test(test_junit_baseline),
@@ -726,6 +979,8 @@ int main(void)
 		cmocka_unit_test(test_rule_hostile),
 		cmocka_unit_test(test_kcidb),
 		cmocka_unit_test(test_kcidb_fields),
+		cmocka_unit_test(test_kcidb_cpu_parts_and_empty_text),
+		cmocka_unit_test(test_kcidb_cell_without_kernel),
 		cmocka_unit_test(test_write),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

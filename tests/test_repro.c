@@ -368,6 +368,51 @@ static void test_dwell(void **state)
 	assert_non_null(strstr(from, "not recorded"));
 }
 
+/* Numbers a result file gives the reproducer are read as the scenario
+ * defines them, else the default: a dwell of 1 ms up to a day ("more than
+ * a day is not one"), ring_pages a power of two of 1..1024 (scenario.c's
+ * [load] ring_pages); anything else (0, negative, not a number, too big,
+ * 3 pages) is not the file's value. */
+static void test_file_numbers_in_range(void **state)
+{
+	static const struct {
+		const char *json;
+		unsigned int want;
+	} dwell[] = {
+		{ "1", 1 }, { "1500", 1500 }, { "86400000", 86400000 },
+		{ "86400001", REPRO_DEFAULT_DWELL_MS }, { "0", REPRO_DEFAULT_DWELL_MS },
+		{ "-5", REPRO_DEFAULT_DWELL_MS }, { "\"2s\"", REPRO_DEFAULT_DWELL_MS },
+		{ "1.5", REPRO_DEFAULT_DWELL_MS }, { "null", REPRO_DEFAULT_DWELL_MS },
+	}, ring[] = {
+		{ "1", 1 }, { "16", 16 }, { "1024", 1024 }, { "2048", 8 }, { "3", 8 },
+		{ "0", 8 }, { "-4", 8 }, { "\"16\"", 8 },
+	};
+	g_autoptr(result_set) set = read_data();
+	const struct cell *cell = NULL;
+	json_t *load = json_object_get(set->scenario, "load");
+
+	(void)state;
+	assert_non_null(load);
+	assert_int_equal(repro_find_cell(set, "perf-3.6:cycles:pp", &cell), 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(dwell); i++) {
+		const char *from = NULL;
+
+		json_object_set_new(load, "dwell_ms", json_loads(dwell[i].json, JSON_DECODE_ANY, NULL));
+		if (repro_dwell_ms(set, NULL, &from) != dwell[i].want)
+			fail_msg("dwell_ms %s: %u, want %u", dwell[i].json, repro_dwell_ms(set, NULL, &from),
+				 dwell[i].want);
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(ring); i++) {
+		g_autofree char *want = g_strdup_printf("\n#define RING_PAGES %u\n", ring[i].want);
+		g_autoptr(GString) src = NULL;
+
+		json_object_set_new(load, "ring_pages", json_loads(ring[i].json, JSON_DECODE_ANY, NULL));
+		src = repro_c_source(set, cell, NULL);
+		if (!strstr(src->str, want))
+			fail_msg("ring_pages %s: want RING_PAGES %u", ring[i].json, ring[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_hostile_builds),
 		cmocka_unit_test(test_dwell),
+		cmocka_unit_test(test_file_numbers_in_range),
 		cmocka_unit_test(test_readme_result_line),
 		cmocka_unit_test(test_readme_evidence_depth),
 	};

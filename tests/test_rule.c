@@ -246,6 +246,31 @@ static void test_text_forms(void **state)
 
 		assert_string_equal(t, "sample_type&IP");
 	}
+	/* An event's config by perf's name only within its own type's table
+	 * (uapi perf_event.h: PERF_COUNT_HW_CACHE_MISSES 3,
+	 * PERF_COUNT_SW_CPU_MIGRATIONS 4); any other type's config, or one
+	 * past the table, is a number. */
+	{
+		static const struct {
+			uint64_t type, config;
+			const char *text;
+		} ev[] = {
+			{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, "type=hardware config=cache-misses" },
+			{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "type=software config=cpu-migrations" },
+			{ PERF_TYPE_SOFTWARE, 12, "type=software config=0xc" },
+			{ PERF_TYPE_RAW, 3, "type=raw config=0x3" },
+			{ PERF_TYPE_HW_CACHE, 4, "type=hw-cache config=0x4" },
+			{ PERF_TYPE_BREAKPOINT, 1, "type=breakpoint config=0x1" },
+		};
+
+		for (size_t i = 0; i < G_N_ELEMENTS(ev); i++) {
+			struct rule e = { 1, { { RULE_SUBJECT_EVENT, 0, RULE_OP_EQ, ev[i].type,
+						 ev[i].config } } };
+			g_autofree char *t = rule_to_string(&e);
+
+			assert_string_equal(t, ev[i].text);
+		}
+	}
 }
 
 /* rule.h: only literals that some attr meets and some does not are
@@ -360,9 +385,54 @@ static void test_id_past_the_end(void **state)
 	assert_rule(l, "precise_ip=1");
 }
 
+/* Each literal form of rule.h on an attr that meets it and one that does
+ * not: ==, != and >0 of precise_ip, a sample_type bit set and clear, the
+ * event == and != and the type alone. */
+static void test_literal_forms_match(void **state)
+{
+	static const struct {
+		struct rule_lit lit;
+		bool on_pp2, on_pp0; /* cpu-clock with precise_ip 2 / 0 */
+	} cases[] = {
+		{ { RULE_SUBJECT_FIELD, ATTR_F_precise_ip, RULE_OP_EQ, 2, 0 }, true, false },
+		{ { RULE_SUBJECT_FIELD, ATTR_F_precise_ip, RULE_OP_NE, 2, 0 }, false, true },
+		{ { RULE_SUBJECT_FIELD, ATTR_F_precise_ip, RULE_OP_NE, 0, 0 }, true, false },
+		{ { RULE_SUBJECT_FIELD, ATTR_F_precise_ip, RULE_OP_GT0, 0, 0 }, true, false },
+		{ { RULE_SUBJECT_FIELD, ATTR_F_sample_type, RULE_OP_SET, PERF_SAMPLE_CALLCHAIN, 0 },
+		  true, false },
+		{ { RULE_SUBJECT_FIELD, ATTR_F_sample_type, RULE_OP_CLEAR, PERF_SAMPLE_CALLCHAIN, 0 },
+		  false, true },
+		{ { RULE_SUBJECT_EVENT, 0, RULE_OP_EQ, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+		  true, true },
+		{ { RULE_SUBJECT_EVENT, 0, RULE_OP_NE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+		  false, false },
+		{ { RULE_SUBJECT_TYPE, 0, RULE_OP_EQ, PERF_TYPE_SOFTWARE, 0 }, true, true },
+		{ { RULE_SUBJECT_TYPE, 0, RULE_OP_EQ, PERF_TYPE_HARDWARE, 0 }, false, false },
+	};
+	struct perf_event_attr pp2 = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
+				       .precise_ip = 2, .sample_type = PERF_SAMPLE_IP |
+				       PERF_SAMPLE_CALLCHAIN };
+	struct perf_event_attr pp0 = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
+				       .sample_type = PERF_SAMPLE_IP };
+
+	(void)state;
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct rule r = { 1, { cases[i].lit } };
+		g_autofree char *text = rule_to_string(&r);
+
+		if (rule_lit_matches(&cases[i].lit, &pp2) != cases[i].on_pp2 ||
+		    rule_lit_matches(&cases[i].lit, &pp0) != cases[i].on_pp0 ||
+		    rule_matches(&r, &pp2) != cases[i].on_pp2)
+			fail_msg("%s: matches precise_ip=2 %d (want %d), precise_ip=0 %d (want %d)",
+				 text, rule_lit_matches(&cases[i].lit, &pp2), cases[i].on_pp2,
+				 rule_lit_matches(&cases[i].lit, &pp0), cases[i].on_pp0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_literal_forms_match),
 		cmocka_unit_test(test_single_field),
 		cmocka_unit_test(test_two_field_conjunction),
 		cmocka_unit_test(test_clean_batch_refutes),

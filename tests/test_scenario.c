@@ -132,6 +132,39 @@ static void test_lists_and_units(void **state)
 	json_decref(j);
 }
 
+/* run.json's "scenario" is the scenario as read: every entry of every list
+ * in the file's order, the first as much as the last. */
+static void test_lists_to_json(void **state)
+{
+	static const char text[] = "[sweep]\npmus = cpu; msr\nevents = cycles; cpu-clock; instructions\n"
+				   "specs = cycles:u; cpu-clock:k\nprofiles = perf-3.6; perf-6.1\n"
+				   "modifiers = p; pp\n";
+	static const struct {
+		const char *key, *want;
+	} lists[] = {
+		{ "pmus", "[\"cpu\", \"msr\"]" },
+		{ "events", "[\"cycles\", \"cpu-clock\", \"instructions\"]" },
+		{ "specs", "[\"cycles:u\", \"cpu-clock:k\"]" },
+		{ "profiles", "[\"perf-3.6\", \"perf-6.1\"]" },
+		{ "modifiers", "[\"p\", \"pp\"]" },
+	};
+	g_autoptr(scenario) s = NULL;
+	json_t *j, *sweep;
+
+	(void)state;
+	if (scenario_load_data("l.ini", text, &s) != 0)
+		fail_msg("%s", pc_errmsg());
+	j = scenario_to_json(s);
+	sweep = json_object_get(j, "sweep");
+	for (size_t i = 0; i < G_N_ELEMENTS(lists); i++) {
+		g_autofree char *got = json_dumps(json_object_get(sweep, lists[i].key), JSON_ENCODE_ANY);
+
+		if (!got || strcmp(got, lists[i].want))
+			fail_msg("%s: %s, want %s", lists[i].key, got ? got : "(none)", lists[i].want);
+	}
+	json_decref(j);
+}
+
 static void test_isolate_key(void **state)
 {
 	static const char *const values[] = { "each", "rule" };
@@ -217,6 +250,10 @@ static void test_duration_parser(void **state)
 	assert_int_equal(scenario_parse_duration("0x10s", &ms), -EINVAL);
 	assert_int_equal(scenario_parse_duration("010s", &ms), 0);
 	assert_int_equal(ms, 10000);
+	/* no text (an option not given) is no duration, nor a size */
+	assert_int_equal(scenario_parse_duration(NULL, &ms), -EINVAL);
+	assert_int_equal(scenario_parse_memory(NULL, &ms), -EINVAL);
+	assert_int_equal(scenario_parse_memory("", &ms), -EINVAL);
 }
 
 static const struct {
@@ -301,7 +338,72 @@ static void test_disk_boot_without_bootloader(void **state)
 			       "[sweep]\nevents = cpu-clock\n", ov);
 	assert_int_equal(scenario_load_data("x.ini", text, &s), 0);
 	assert_int_equal(s->disk_boot, INJECT_DISK_BOOT_KERNEL);
+	g_clear_pointer(&s, scenario_free);
+	/* a mixed fleet: disk_guests of the guests boot the overlay given */
+	g_clear_pointer(&s, scenario_free);
+	g_free(text);
+	text = g_strdup_printf("[fleet]\nguests = 3\ndisk = %s\ndisk_guests = 2\n"
+			       "[sweep]\nevents = cpu-clock\n", ov);
+	if (scenario_load_data("x.ini", text, &s) != 0)
+		fail_msg("disk_guests with a disk refused: %s", pc_errmsg());
+	assert_int_equal(s->disk_guests, 2);
+	assert_int_equal(s->guests, 3);
+	/* an image whose manifest found extlinux boots through it */
+	assert_true(g_file_set_contents(man, "{\"boot\": {\"kernel_path\": \"/k\", "
+					"\"cmdline_root\": \"root=/dev/vda1\"}, \"bootloader\": "
+					"{\"kind\": \"extlinux\", \"config\": "
+					"\"/boot/extlinux/extlinux.conf\"}}", -1, NULL));
+	g_free(text);
+	text = g_strdup_printf("[fleet]\nguests = 1\ndisk = %s\ndisk_boot = bootloader\n"
+			       "[sweep]\nevents = cpu-clock\n", ov);
+	if (scenario_load_data("x.ini", text, &s) != 0)
+		fail_msg("bootloader on an extlinux image refused: %s", pc_errmsg());
+	assert_int_equal(s->disk_boot, INJECT_DISK_BOOT_BOOTLOADER);
 	test_tmpdir_remove(dir);
+}
+
+/* Every number a scenario gives is checked against both ends of its key's
+ * range (the message states it), each end itself allowed. */
+static void test_range_ends(void **state)
+{
+	static const struct {
+		const char *section, *key, *value, *error; /* NULL: accepted */
+	} cases[] = {
+		{ "load", "dwell", "9ms", "[load] dwell: 9ms is out of range (10ms to 3600000ms)" },
+		{ "load", "dwell", "10ms", NULL },
+		{ "load", "dwell", "1h", NULL },
+		{ "load", "dwell", "3600001ms", "[load] dwell: 3600001ms is out of range" },
+		{ "fleet", "heartbeat", "9ms", "[fleet] heartbeat: 9ms is out of range (10ms to 60000ms)" },
+		{ "fleet", "heartbeat", "10ms", NULL },
+		{ "fleet", "heartbeat", "61s", "[fleet] heartbeat: 61s is out of range" },
+		{ "fleet", "boot_timeout", "0s", NULL },
+		{ "fleet", "boot_timeout", "61m", "[fleet] boot_timeout: 61m is out of range (0ms to 3600000ms)" },
+		{ "load", "budget", "168h", NULL },
+		{ "fleet", "memory", "63M", "[fleet] memory: 63M is out of range (64M to 1048576M)" },
+		{ "fleet", "memory", "64M", NULL },
+		{ "fleet", "memory", "1024G", NULL },
+		{ "fleet", "memory", "1025G", "[fleet] memory: 1025G is out of range" },
+		{ "fleet", "guests", "64", NULL },
+		{ "fleet", "guests", "65", "[fleet] guests: expected an integer from 1 to 64, not '65'" },
+		{ "load", "batch_size", "4097", "[load] batch_size: expected an integer from 1 to 4096" },
+		{ "load", "confirm", "0", NULL },
+		{ "load", "confirm", "101", "[load] confirm: expected an integer from 0 to 100" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *text = g_strdup_printf("[sweep]\nevents = cpu-clock\n[%s]\n%s = %s\n",
+						       cases[i].section, cases[i].key, cases[i].value);
+		g_autofree char *want = cases[i].error ? g_strdup_printf("x.ini:4: %s", cases[i].error) : NULL;
+		g_autoptr(scenario) s = NULL;
+		int r = scenario_load_data("x.ini", text, &s);
+
+		if (!want && r != 0)
+			fail_msg("%s = %s: refused: %s", cases[i].key, cases[i].value, pc_errmsg());
+		if (want && (r != -EINVAL || !g_str_has_prefix(pc_errmsg(), want)))
+			fail_msg("%s = %s: got %d '%s', want '%s'", cases[i].key, cases[i].value, r,
+				 r ? pc_errmsg() : "", want);
+	}
 }
 
 int main(void)
@@ -313,10 +415,12 @@ int main(void)
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_lists_and_units),
 		cmocka_unit_test(test_isolate_key),
+		cmocka_unit_test(test_lists_to_json),
 		cmocka_unit_test(test_budget_key),
 		cmocka_unit_test(test_semicolon_comments),
 		cmocka_unit_test(test_duration_parser),
 		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_range_ends),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_disk_boot_without_bootloader),
 	};
