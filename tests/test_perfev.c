@@ -84,10 +84,14 @@ static void test_cpulist(void **state)
 {
 	static const struct { const char *text; int count, last; } good[] = {
 		{ "0\n", 1, 0 }, { "0-3\n", 4, 3 }, { "0-3,5,7-8", 7, 8 }, { "65535", 1, 65535 },
+		/* a range of one CPU, as the kernel's bitmap_parselist() takes it */
+		{ "2-2", 1, 2 }, { "0,4-4,6", 3, 6 },
 	};
 	static const char *const bad[] = {
 		"", "\n", " 0", "+1", "-1", "0-", "0,,1", "0,", "3-1", "1,0", "0-3,2",
 		"0-4294967295", "65536", "99999999999999999999", "0x1", "0\n\n", "0 1", "1-2a",
+		/* a range that runs backwards after a good one */
+		"0,3-1", "0,3-2,5",
 	};
 
 	for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
