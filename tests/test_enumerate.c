@@ -208,6 +208,11 @@ static void test_events(void **state)
 	assert_int_equal(ret, -ENOENT);
 	assert_null(none);
 	assert_non_null(strstr(pc_errmsg(), "nopmu"));
+	/* the known PMUs, each once: cpu and software (always there) first,
+	 * then the other PMUs of the tree by name */
+	assert_non_null(strstr(pc_errmsg(), "--pmu nopmu: no such PMU in "));
+	assert_non_null(strstr(pc_errmsg(), "sysfs-enum (known: cpu, software, breakpoint, msr, "
+				     "tracepoint, uprobe)"));
 	none = events_with(NULL, badev, &ret);
 	assert_true(ret < 0);
 	assert_non_null(strstr(pc_errmsg(), "no-such-event"));
