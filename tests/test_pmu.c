@@ -96,6 +96,7 @@ static void test_fixture_every_entry(void **state)
 	assert_null(pmu_find_format(pmu_set_find(set, "msr"), "umask"));
 	assert_null(pmu_find_event(NULL, "tsc"));
 	assert_null(pmu_find_format(pmu_set_find(set, "cpu"), NULL));
+	assert_null(pmu_find_event(pmu_set_find(set, "cpu"), NULL));
 }
 
 static void test_missing_root(void **state)
