@@ -29,6 +29,28 @@ static void test_software_event_opens(void **state)
 	assert_int_equal(perfev_open_calls(), before + 1);
 }
 
+/* Descriptor 0 is a descriptor (open(2) gives the lowest free one): with
+ * stdin closed the event opens as fd 0, returned as such. */
+static void test_fd_zero(void **state)
+{
+	struct perf_event_attr attr;
+	int saved = dup(STDIN_FILENO), fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.exclude_kernel = 1;
+	assert_true(saved > 0);
+	close(STDIN_FILENO);
+	fd = perfev_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	assert_int_equal(dup2(saved, STDIN_FILENO), STDIN_FILENO);
+	close(saved);
+	assert_int_equal(fd, 0);
+}
+
 static void test_error_is_negative_errno(void **state)
 {
 	struct perf_event_attr attr;
@@ -116,6 +138,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_software_event_opens),
 		cmocka_unit_test(test_larger_size_reads_zeros),
+		cmocka_unit_test(test_fd_zero),
 		cmocka_unit_test(test_error_is_negative_errno),
 		cmocka_unit_test(test_online_cpus),
 		cmocka_unit_test(test_cpulist),
