@@ -277,6 +277,36 @@ static void test_fifo(void **state)
 	assert_string_equal(names, "fifo");
 }
 
+/* Descriptor 0 is a descriptor like any other (open(2) and mkstemp(3)
+ * give the lowest free one): with stdin closed, a new file's temporary and
+ * a FIFO's open are fd 0, and the writes go through. */
+static void test_fd_zero(void **state)
+{
+	g_autofree char *path = g_build_filename(dir, "new.json", NULL);
+	g_autofree char *fifo = g_build_filename(dir, "fifo0", NULL);
+	g_autofree char *text = NULL;
+	char buf[64] = { 0 };
+	int saved, rfd, r1, r2;
+
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	rfd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(rfd > 0);
+	saved = dup(STDIN_FILENO);
+	assert_true(saved > 0);
+	close(STDIN_FILENO);
+	r1 = outfile_write(path, "new\n", 4);
+	r2 = outfile_write(fifo, "through\n", 8);
+	assert_int_equal(dup2(saved, STDIN_FILENO), STDIN_FILENO);
+	close(saved);
+	assert_int_equal(r1, 0);
+	assert_int_equal(r2, 0);
+	text = contents(path);
+	assert_string_equal(text, "new\n");
+	assert_int_equal(read(rfd, buf, sizeof(buf) - 1), 8);
+	assert_string_equal(buf, "through\n");
+	close(rfd);
+}
+
 static void test_directory(void **state)
 {
 	g_autofree char *path = g_build_filename(dir, "sub", NULL);
@@ -356,6 +386,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_umask_not_set, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_no_progress, setup, teardown),
 		cmocka_unit_test(test_empty_path),
+		cmocka_unit_test_setup_teardown(test_fd_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_existing_and_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dangling_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
