@@ -19,7 +19,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #define PERF "/usr/bin/perf"
@@ -251,6 +253,75 @@ static void test_fake_perf(void **state)
 	rmdir(dir);
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* A --version that prints the line but then fails is not a perf: its exit
+ * status counts even when a signal interrupts the wait for it (the child
+ * closed its output and still runs). */
+static void test_open_version_fails(void **state)
+{
+	g_autofree char *dir = g_dir_make_tmp("pmucanary-perfbin-XXXXXX", NULL);
+	g_autofree char *path = g_build_filename(dir, "perf", NULL);
+	static const char script[] =
+		"#!/bin/sh\n"
+		"echo 'perf version 6.1.0'\n"
+		"exec >&- 2>&-\n"
+		"sleep 1\n"
+		"exit 3\n";
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct itimerval it = { .it_value = { 0, 300000 } }, none = { 0 };
+	struct perfbin *pb = NULL;
+	int r;
+
+	assert_true(g_file_set_contents(path, script, -1, NULL));
+	assert_int_equal(chmod(path, 0755), 0);
+	sigemptyset(&sa.sa_mask); /* no SA_RESTART: waitpid fails EINTR */
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	r = perfbin_open(path, &pb);
+	setitimer(ITIMER_REAL, &none, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	assert_int_equal(r, -EINVAL);
+	assert_null(pb);
+	assert_non_null(strstr(pc_errmsg(), "does not say"));
+	unlink(path);
+	rmdir(dir);
+}
+
+/* One worker at a time (--jobs 1): the first and only slot is killed at
+ * the timeout like any other, its cell INFRA. */
+static void test_one_job_timeout(void **state)
+{
+	g_autofree char *dir = g_dir_make_tmp("pmucanary-perfbin-XXXXXX", NULL);
+	g_autofree char *path = g_build_filename(dir, "perf", NULL);
+	static const char script[] =
+		"#!/bin/sh\n"
+		"case \"$1\" in --version) echo 'perf version 6.1.0'; exit 0;; esac\n"
+		"exec sleep 30\n";
+	static const char *const specs[] = { "cpu-clock" };
+	g_autoptr(perfbin) pb = NULL;
+	g_autoptr(pmu_set) pmus = host_pmus();
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
+	struct perfbin_opts opts = { .jobs = 1, .timeout_s = 1 };
+	const struct cell *c;
+	gint64 t0;
+
+	assert_true(g_file_set_contents(path, script, -1, NULL));
+	assert_int_equal(chmod(path, 0755), 0);
+	assert_int_equal(perfbin_open(path, &pb), 0);
+	t0 = g_get_monotonic_time();
+	assert_int_equal(perfbin_probe_cells(pb, pmus, specs, 1, &opts, set), 0);
+	assert_true(g_get_monotonic_time() - t0 < 20 * G_USEC_PER_SEC);
+	assert_int_equal(set->cells->len, 1);
+	c = set->cells->pdata[0];
+	assert_int_equal(c->outcome, OUTCOME_INFRA);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* The perf-6.1 profile's cell for spec in stat mode, through the prober,
  * with the profile's stat-mode fallbacks. */
 static enum outcome profile_stat_outcome(struct prober *pr, const struct pmu_set *pmus,
@@ -351,6 +422,8 @@ int main(void)
 		cmocka_unit_test(test_open_bad),
 		cmocka_unit_test(test_open_hangs),
 		cmocka_unit_test(test_fake_perf),
+		cmocka_unit_test(test_one_job_timeout),
+		cmocka_unit_test(test_open_version_fails),
 		cmocka_unit_test(test_debian_perf),
 	};
 	return test_run_group(tests, NULL, NULL);
