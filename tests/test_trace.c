@@ -488,6 +488,19 @@ static void test_run_missing_command(void **state)
 	assert_non_null(strstr(pc_errmsg(), "/nonexistent/perf"));
 }
 
+/* A method that is none of the enum's (TRACE_METHOD_COUNT is the
+ * sentinel) is refused before anything runs. */
+static void test_run_unknown_method(void **state)
+{
+	char *argv[] = { "/bin/true", NULL };
+	struct trace_options opts = { .method = TRACE_METHOD_COUNT, .stderr_passthrough_fd = -1 };
+	g_autoptr(trace_result) res = NULL;
+
+	assert_int_equal(trace_run(argv, &opts, &res), -EINVAL);
+	assert_null(res);
+	assert_non_null(strstr(pc_errmsg(), "unknown method"));
+}
+
 static void test_result_json(void **state)
 {
 	char *argv[] = { self_exe, "--child-open", NULL };
@@ -856,6 +869,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_run_peekdata),
 		cmocka_unit_test(test_call_equal_pid),
 		cmocka_unit_test(test_run_missing_command),
+		cmocka_unit_test(test_run_unknown_method),
 		cmocka_unit_test(test_result_json),
 		cmocka_unit_test(test_perf_stat_cpu_clock_u),
 		cmocka_unit_test(test_perf_stat_cycles_pp),
