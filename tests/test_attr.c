@@ -109,6 +109,53 @@ static void test_to_string(void **state)
 	assert_string_equal(s, "type=1 precise_ip=3 exclude_guest=1");
 }
 
+/* The masks and the config words print in hex as perf shows them
+ * (config=0x3c), the counts and sizes in decimal; the header's example. */
+static void test_to_string_hex_members(void **state)
+{
+	struct perf_event_attr a = { .type = 4, .config = 0x3c };
+
+	a.sample_period = 4000;
+	a.sample_type = 0x107;
+	a.read_format = 0xf;
+	a.wakeup_events = 16;
+	a.config1 = 0x10;
+	a.config2 = 0x20;
+	a.branch_sample_type = 0x40;
+	a.precise_ip = 2;
+	g_autofree char *s = attr_to_string(&a);
+	assert_string_equal(s, "type=4 config=0x3c sample_period=4000 sample_type=0x107 "
+			       "read_format=0xf wakeup_events=16 config1=0x10 config2=0x20 "
+			       "branch_sample_type=0x40 precise_ip=2");
+}
+
+/* attrs as GHashTable keys: equal attrs hash the same (above), and a hash
+ * that drops a bit of a member would put every attr differing only there in
+ * one bucket. Each bit of config, and each member set to 1, gives its own
+ * hash, none that of the zero attr. */
+static void test_hash_every_bit_counts(void **state)
+{
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+	struct perf_event_attr zero = { 0 };
+
+	g_hash_table_add(seen, GUINT_TO_POINTER(attr_hash(&zero)));
+	for (int b = 0; b < 64; b++) {
+		struct perf_event_attr a = { .config = 1ULL << b };
+
+		if (!g_hash_table_add(seen, GUINT_TO_POINTER(attr_hash(&a))))
+			fail_msg("config bit %d hashes as another attr", b);
+	}
+	for (int f = 0; f < ATTR_FIELD_COUNT; f++) {
+		struct perf_event_attr a = { 0 };
+
+		if (f == ATTR_F_config)
+			continue; /* config=1 is bit 0 above */
+		assert_int_equal(attr_set(&a, f, 1), 0);
+		if (!g_hash_table_add(seen, GUINT_TO_POINTER(attr_hash(&a))))
+			fail_msg("%s=1 hashes as another attr", attr_field_name(f));
+	}
+}
+
 static void test_outcome_table(void **state)
 {
 	assert_int_equal(outcome_from_errno(EOPNOTSUPP), OUTCOME_EOPNOTSUPP);
@@ -132,6 +179,8 @@ int main(void)
 		cmocka_unit_test(test_json_rejects_bad_members),
 		cmocka_unit_test(test_equal_ignores_padding),
 		cmocka_unit_test(test_to_string),
+		cmocka_unit_test(test_to_string_hex_members),
+		cmocka_unit_test(test_hash_every_bit_counts),
 		cmocka_unit_test(test_outcome_table),
 	};
 	return cmocka_run_group_tests_name("attr", tests, NULL, NULL);

@@ -132,6 +132,35 @@ static void test_modifier_counts(void **state)
 	assert_true(contains(full, "ukhpppPGHIDSWeb"));
 }
 
+/* Later letters are letters, each counted once however often the
+ * profile's list names it; anything else in the list adds nothing. */
+static void test_modifier_extras_letters_once(void **state)
+{
+	g_autoptr(GPtrArray) twice = mods("ukhpGHII", false);
+	g_autoptr(GPtrArray) nonletters = mods("ukhpGH1-:", false);
+	g_autoptr(GPtrArray) full_twice = mods("ukhpGHII", true);
+
+	assert_int_equal(twice->len, 128 + 16);
+	assert_true(all_distinct(twice));
+	assert_int_equal(nonletters->len, 128);
+	assert_int_equal(full_twice->len, 64 * 4); /* u k h G H I: 2^6 x 4 */
+	assert_true(all_distinct(full_twice));
+}
+
+/* An unknown --profile names every profile, in the table's order
+ * (pmucanary encode --list-profiles), the first and the last included. */
+static void test_profiles_unknown(void **state)
+{
+	const char *want[] = { "perf-6.1", "nope", NULL };
+	struct enumerate_opts o = { .profiles = want };
+	GPtrArray *out = (GPtrArray *)1;
+
+	assert_int_equal(enumerate_profiles(&o, &out), -ENOENT);
+	assert_string_equal(pc_errmsg(), "--profile nope: no such profile (known: perf-3.1, "
+			    "perf-3.6, perf-3.7, perf-3.8, perf-3.12, perf-4.8, perf-4.19, perf-5.9, "
+			    "perf-6.1, perf-6.10, perf-6.13, perf-modern, raw)");
+}
+
 static void test_raw_suffixes(void **state)
 {
 	g_autoptr(GPtrArray) raw = g_ptr_array_new_with_free_func(g_free);
@@ -208,6 +237,11 @@ static void test_events(void **state)
 	assert_int_equal(ret, -ENOENT);
 	assert_null(none);
 	assert_non_null(strstr(pc_errmsg(), "nopmu"));
+	/* the known PMUs, each once: cpu and software (always there) first,
+	 * then the other PMUs of the tree by name */
+	assert_non_null(strstr(pc_errmsg(), "--pmu nopmu: no such PMU in "));
+	assert_non_null(strstr(pc_errmsg(), "sysfs-enum (known: cpu, software, breakpoint, msr, "
+				     "tracepoint, uprobe)"));
 	none = events_with(NULL, badev, &ret);
 	assert_true(ret < 0);
 	assert_non_null(strstr(pc_errmsg(), "no-such-event"));
@@ -319,6 +353,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_modifier_counts),
+		cmocka_unit_test(test_modifier_extras_letters_once),
+		cmocka_unit_test(test_profiles_unknown),
 		cmocka_unit_test(test_raw_suffixes),
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_pair_counts),

@@ -223,6 +223,43 @@ static void test_accel_detect(void **state)
 	rmdir(root);
 }
 
+/* How many descriptors this process has open. */
+static unsigned int open_fds(void)
+{
+	g_autoptr(GDir) d = g_dir_open("/proc/self/fd", 0, NULL);
+	unsigned int n = 0;
+
+	assert_non_null(d);
+	while (g_dir_read_name(d))
+		n++;
+	return n;
+}
+
+/* Detecting the accelerator leaves no descriptor open, whichever answer
+ * it gives (a fleet or lab asks once per host and lives on). A temp file
+ * stands in for /dev/kvm. */
+static void test_accel_detect_closes(void **state)
+{
+	g_autofree char *root = g_dir_make_tmp("pmucanary-mod-XXXXXX", NULL);
+	g_autofree char *dev = g_build_filename(root, "kvm-node", NULL);
+	g_autofree char *intel = g_build_filename(root, "kvm_intel", NULL);
+	unsigned int before;
+
+	assert_non_null(root);
+	assert_true(g_file_set_contents(dev, "", 0, NULL));
+	before = open_fds();
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(fingerprint_accel_detect(dev, root, NULL), "tcg");
+	assert_int_equal(open_fds(), before);
+	assert_int_equal(mkdir(intel, 0755), 0);
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(fingerprint_accel_detect(dev, root, NULL), "kvm");
+	assert_int_equal(open_fds(), before);
+	rmdir(intel);
+	unlink(dev);
+	rmdir(root);
+}
+
 static void test_pmu_is_hw(void **state)
 {
 	assert_true(fingerprint_pmu_is_hw("cpu", 4));
@@ -257,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_numbers),
 		cmocka_unit_test(test_cpuinfo),
 		cmocka_unit_test(test_accel_detect),
+		cmocka_unit_test(test_accel_detect_closes),
 		cmocka_unit_test(test_pmu_is_hw),
 		cmocka_unit_test(test_build_id),
 	};

@@ -166,6 +166,77 @@ static void test_limit_unsized(void **state)
 	}
 }
 
+/* An empty path is the user's input (-EINVAL, exit 2), never a file to
+ * look for, for every reader. */
+static void test_empty_path(void **state)
+{
+	char *data = (char *)1;
+
+	assert_int_equal(infile_read_limit("", 10, false, "thing", &data, NULL), -EINVAL);
+	assert_null(data);
+	assert_string_equal(pc_errmsg(), "cannot read an empty path");
+	assert_int_equal(infile_read(NULL, INFILE_CONFIG, &data, NULL), -EINVAL);
+	assert_string_equal(pc_errmsg(), "cannot read an empty path");
+	assert_int_equal(infile_check("", INFILE_KERNEL), -EINVAL);
+	assert_string_equal(pc_errmsg(), "cannot read an empty path");
+	assert_int_equal(infile_check(NULL, INFILE_KERNEL), -EINVAL);
+}
+
+/* A read that fails is read()'s errno naming the path, at once: our own
+ * /proc/self/mem is a regular file whose first page is never mapped, so
+ * reading it from offset 0 is EIO (proc(5)). */
+static void test_read_error(void **state)
+{
+	char *data = (char *)1;
+	int r;
+
+	alarm(10);
+	r = infile_read_limit("/proc/self/mem", 4096, false, "thing", &data, NULL);
+	alarm(0);
+	assert_int_equal(r, -EIO);
+	assert_null(data);
+	assert_non_null(strstr(pc_errmsg(), "/proc/self/mem"));
+}
+
+/* infile_check (infile.h): 0 for what infile_read() would read, and every
+ * failure about the path -EINVAL with one message naming it, the size
+ * limit of the kind on both sides included. */
+static void test_check(void **state)
+{
+	g_autofree char *ok = make_file("initrd", "0123456789", 10);
+	g_autofree char *empty = make_file("empty", "", 0);
+	g_autofree char *missing = g_build_filename(dir, "none", NULL);
+	g_autofree char *under_file = g_build_filename(ok, "x", NULL);
+	g_autofree char *dangling = g_build_filename(dir, "dangling", NULL);
+	g_autofree char *fifo = g_build_filename(dir, "check-fifo", NULL);
+	g_autofree char *at = g_build_filename(dir, "at-limit.ini", NULL);
+	g_autofree char *over = g_build_filename(dir, "over-limit.ini", NULL);
+	g_autofree char *big = g_malloc0((1 << 20) + 1);
+	const char *bad[] = { missing, under_file, dangling, fifo, dir, over };
+
+	assert_int_equal(symlink(missing, dangling), 0);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	memset(big, 'x', (1 << 20) + 1);
+	assert_true(g_file_set_contents(at, big, 1 << 20, NULL));
+	assert_true(g_file_set_contents(over, big, (1 << 20) + 1, NULL));
+
+	assert_int_equal(infile_check(ok, INFILE_KERNEL), 0);
+	assert_int_equal(infile_check(empty, INFILE_CONFIG), 0);
+	assert_int_equal(infile_check(at, INFILE_CONFIG), 0);
+	/* the same 1 MiB + 1 is well within a kernel image's limit */
+	assert_int_equal(infile_check(over, INFILE_KERNEL), 0);
+	alarm(10);
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		int r = infile_check(bad[i], INFILE_CONFIG);
+
+		if (r != -EINVAL || !strstr(pc_errmsg(), bad[i]) || strchr(pc_errmsg(), '\n'))
+			fail_msg("%s: %d '%s'", bad[i], r, pc_errmsg());
+	}
+	alarm(0);
+	assert_int_equal(infile_check(over, INFILE_CONFIG), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "scenario or errata file"));
+}
+
 /* gzip is the two magic bytes 1f 8b, both: one alone is data. */
 static void test_gzip_magic(void **state)
 {
@@ -344,6 +415,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
 		cmocka_unit_test(test_limit_unsized),
 		cmocka_unit_test(test_gzip_magic),
+		cmocka_unit_test(test_empty_path),
+		cmocka_unit_test(test_read_error),
+		cmocka_unit_test_setup_teardown(test_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nul, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gzip_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gzip_truncated, setup, teardown),

@@ -44,10 +44,17 @@ static const struct {
 	{ "Dazed and confused, but trying to continue", KMSG_CLASS_NMI },
 	{ "unchecked MSR access error: WRMSR to 0x38f (tried to write 0x0000000f000000ff) at rIP: 0xffffffff8100a8c4 (native_write_msr+0x4/0x20)", KMSG_CLASS_MSR },
 	{ "BUG: workqueue lockup - pool cpus=1 node=0 flags=0x0 nice=0 stuck for 32s!", KMSG_CLASS_LOCKUP },
+	/* kernel/rcu/tree_exp.h, pr_fmt "rcu: " */
+	{ "rcu: INFO: rcu_preempt detected expedited stalls on CPUs/tasks: { 1-... } 21 jiffies s: 113 root: 0x2/.", KMSG_CLASS_RCU_STALL },
 	/* the patterns that must open the message (after a "subsystem: " tag)
 	 * name nothing when quoted inside another message */
 	{ "audit: type=1400 apparmor=\"DENIED\" name=\"BUG: workqueue lockup\"", KMSG_CLASS_NONE },
 	{ "systemd[1]: foo.service: said BUG: soft lockup in its log", KMSG_CLASS_NONE },
+	{ "audit: cmd=\"echo Dazed and confused, but trying to continue\"", KMSG_CLASS_NONE },
+	{ "audit: cmd=\"echo Uhhuh. NMI received for unknown reason 3d\"", KMSG_CLASS_NONE },
+	{ "sh[77]: grep unchecked MSR access error in dmesg", KMSG_CLASS_NONE },
+	{ "sh[77]: grep Oops: in dmesg", KMSG_CLASS_NONE },
+	{ "sh[77]: grep kernel BUG at in dmesg", KMSG_CLASS_NONE },
 	{ "systemd[1]: printed INFO: task list refreshed", KMSG_CLASS_NONE },
 	{ "ext4: quoting Kernel panic - not syncing in a file name", KMSG_CLASS_NONE },
 	/* a tag is one word of a module's name (pr_fmt's KBUILD_MODNAME: letters,
@@ -264,10 +271,33 @@ static void test_marker_roundtrip(void **state)
 	kmsg_record_clear(&rec);
 }
 
+/* kmsg_write() writes the line as given to the log (a temp file here);
+ * an empty line writes nothing and is no failure, a path that cannot be
+ * opened fails naming it. */
+static void test_write_file(void **state)
+{
+	g_autofree char *dir = g_dir_make_tmp("test_kmsg-XXXXXX", NULL);
+	g_autofree char *path = g_build_filename(dir, "kmsg", NULL);
+	g_autofree char *missing = g_build_filename(dir, "none", "kmsg", NULL);
+	g_autofree char *text = NULL;
+
+	assert_non_null(dir);
+	assert_true(g_file_set_contents(path, "", 0, NULL));
+	assert_int_equal(kmsg_write(path, ""), 0);
+	assert_int_equal(kmsg_write(path, "<14>pmucanary: arm batch 7\n"), 0);
+	assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	assert_string_equal(text, "<14>pmucanary: arm batch 7\n");
+	assert_int_equal(kmsg_write(missing, "x\n"), -ENOENT);
+	assert_non_null(strstr(pc_errmsg(), missing));
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classify_table),
+		cmocka_unit_test(test_write_file),
 		cmocka_unit_test(test_record_parse),
 		cmocka_unit_test(test_watch_private_log),
 		cmocka_unit_test(test_marker_roundtrip),

@@ -14,9 +14,14 @@
 #include "perfev.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <inttypes.h>
 #include <errno.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,6 +85,32 @@ static void busy(unsigned int ms)
 
 	while (g_get_monotonic_time() < end)
 		x++;
+}
+
+/* The program's syscall() is the one lib/ (perfev_open) and GLib call: it
+ * hands every call to libc's and, while `captured` is set, keeps the
+ * descriptor of each perf_event_open that succeeds. */
+static GArray *captured;
+
+long syscall(long nr, ...)
+{
+	static long (*next)(long, ...);
+	long a[6], r;
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (!next)
+		next = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	r = next(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (nr == __NR_perf_event_open && captured && r >= 0) {
+		int fd = (int)r;
+
+		g_array_append_val(captured, fd);
+	}
+	return r;
 }
 
 static void test_samples_and_no_leaks(void **state)
@@ -181,6 +212,125 @@ static void test_bad_args(void **state)
 	assert_int_equal(load_attr_count(l), 0);
 	load_free(l);
 	load_free(NULL);
+	/* disarming nothing, or twice, does nothing */
+	assert_int_equal(load_disarm(NULL), 0);
+}
+
+/* load_disarm() "drains what is left" (load.h): every record the kernel
+ * wrote is counted, the last one of each ring too. A second mapping of
+ * each ring (the kernel shares a ring among mmaps of one size) outlives
+ * load's and is read here by perf_event_open(2)'s rules: records from 0 to
+ * data_head. sample_type 0 makes each sample a bare 8-byte header; 64
+ * pages hold far more than the samples of 300 ms every 5 ms, so the ring
+ * never wraps. */
+static void test_disarm_counts_every_record(void **state)
+{
+	const unsigned int pages = 64;
+	struct perf_event_attr a = sw_sampling(PERF_COUNT_SW_CPU_CLOCK, 5000000);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (pages + 1) * page;
+	g_autoptr(GArray) maps = g_array_new(FALSE, FALSE, sizeof(void *));
+	struct load *l = NULL;
+	uint64_t samples = 0, records = 0;
+	const struct load_count *c;
+
+	need_perf();
+	a.sample_type = 0;
+	captured = g_array_new(FALSE, FALSE, sizeof(int));
+	assert_int_equal(load_arm(&a, 1, pages, &l), 0);
+	for (guint i = 0; i < captured->len; i++) {
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       g_array_index(captured, int, i), 0);
+
+		assert_true(m != MAP_FAILED);
+		g_array_append_val(maps, m);
+	}
+	g_clear_pointer(&captured, g_array_unref);
+	busy(300);
+	assert_int_equal(load_disarm(l), 0);
+	for (guint i = 0; i < maps->len; i++) {
+		struct perf_event_mmap_page *pg = g_array_index(maps, void *, i);
+		const unsigned char *data = (const unsigned char *)pg + page;
+		uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), off = 0;
+
+		assert_true(head <= pages * page);
+		while (off + sizeof(struct perf_event_header) <= head) {
+			const struct perf_event_header *h = (const void *)(data + off);
+
+			assert_true(h->size >= sizeof(*h));
+			samples += h->type == PERF_RECORD_SAMPLE;
+			records++;
+			off += h->size;
+		}
+		munmap(pg, len);
+	}
+	c = load_count_at(l, 0);
+	print_message("%" PRIu64 " records in %u rings, %" PRIu64 " samples\n", records, maps->len,
+		      samples);
+	assert_true(samples > 0);
+	assert_int_equal(c->samples, samples);
+	assert_int_equal(c->samples + c->lost_records + c->throttle + c->unthrottle + c->other,
+			 records);
+	load_free(l);
+}
+
+/* Descriptor 0 is a descriptor like any other (open(2) returns the lowest
+ * free one): with stdin closed the first event opens as fd 0 and is armed
+ * on its CPU, not taken for a failure. */
+static void test_fd_zero(void **state)
+{
+	struct perf_event_attr a = sw_sampling(PERF_COUNT_SW_CPU_CLOCK, 100000);
+	int saved, ncpu = 0, *cpus = NULL;
+	struct load *l = NULL;
+	const struct load_count *c;
+	size_t open_events;
+	int r;
+
+	need_perf();
+	assert_int_equal(perfev_online_cpus(&cpus, &ncpu), 0);
+	g_free(cpus);
+	saved = dup(STDIN_FILENO);
+	assert_true(saved > 0);
+	close(STDIN_FILENO);
+	r = load_arm(&a, 1, 1, &l);
+	open_events = r == 0 ? load_open_events(l) : 0;
+	if (r == 0)
+		load_disarm(l);
+	assert_int_equal(dup2(saved, STDIN_FILENO), STDIN_FILENO);
+	close(saved);
+	assert_int_equal(r, 0);
+	c = load_count_at(l, 0);
+	assert_int_equal(c->open_err, 0);
+	assert_int_equal(c->cpus, (unsigned int)ncpu);
+	assert_int_equal(open_events, (size_t)ncpu);
+	load_free(l);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* A signal does not cut the dwell short: load_dwell sleeps the whole time
+ * asked (nanosleep(2) resumed with what remains after EINTR). */
+static void test_dwell_whole(void **state)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct itimerval it = { .it_value = { 0, 50000 } }, none = { 0 };
+	struct load *l = NULL;
+	gint64 t0, slept;
+
+	sigemptyset(&sa.sa_mask); /* no SA_RESTART: nanosleep fails EINTR */
+	assert_int_equal(load_run(NULL, 0, 0, 0, &l), 0);
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	t0 = g_get_monotonic_time();
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	load_dwell(l, 400);
+	slept = g_get_monotonic_time() - t0;
+	setitimer(ITIMER_REAL, &none, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	load_free(l);
+	if (slept < 400000)
+		fail_msg("load_dwell(400 ms) returned after %" PRId64 " us", slept);
 }
 
 int main(void)
@@ -189,6 +339,9 @@ int main(void)
 		cmocka_unit_test(test_samples_and_no_leaks),
 		cmocka_unit_test(test_small_ring_loses),
 		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_disarm_counts_every_record),
+		cmocka_unit_test(test_fd_zero),
+		cmocka_unit_test(test_dwell_whole),
 	};
 
 	return test_run_group(tests, NULL, NULL);

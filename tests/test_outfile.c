@@ -18,10 +18,34 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 static char *dir;
+
+/* Faults and witnesses: the test program's write() and umask() are the ones
+ * lib/ calls (libc's are in a shared object, and a definition in the
+ * program comes first), so a test can make write() stall or see whether
+ * umask() was called. Both do the system call itself otherwise. */
+static int write_stalls; /* writes to come that return 0, errno EINTR */
+static int umask_calls;
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	if (write_stalls > 0 && fd > STDERR_FILENO) {
+		write_stalls--;
+		errno = EINTR; /* what an earlier interrupted call could leave */
+		return 0;
+	}
+	return syscall(SYS_write, fd, buf, n);
+}
+
+mode_t umask(mode_t mask)
+{
+	umask_calls++;
+	return (mode_t)syscall(SYS_umask, mask);
+}
 
 static int setup(void **state)
 {
@@ -119,6 +143,64 @@ static void test_new_file_umask(void **state)
 	assert_int_equal(st.st_mode & 07777, 03640);
 }
 
+/* write() that writes nothing for a non-empty buffer would be retried
+ * forever (outfile.c's write_all): it is an I/O error naming the path,
+ * whatever errno an earlier call left, and the old file stays. */
+static void test_write_no_progress(void **state)
+{
+	g_autofree char *path = g_build_filename(dir, "out", NULL);
+	g_autofree char *text = NULL, *names = NULL;
+	int r;
+
+	assert_true(g_file_set_contents(path, "previous\n", -1, NULL));
+	write_stalls = 3;
+	r = outfile_write(path, "new\n", 4);
+	write_stalls = 0;
+	assert_int_equal(r, -EIO);
+	assert_non_null(strstr(pc_errmsg(), path));
+	text = contents(path);
+	assert_string_equal(text, "previous\n");
+	names = entries();
+	assert_string_equal(names, "out");
+}
+
+/* The umask is read from the kernel's copy (/proc/self/status, Linux
+ * 4.7+), never by setting it: umask() changes it for every thread, and a
+ * file another thread creates meanwhile would get the wrong mode. */
+static void test_umask_not_set(void **state)
+{
+	g_autofree char *path = g_build_filename(dir, "new.json", NULL);
+	g_autofree char *status = NULL;
+	struct stat st;
+	mode_t old;
+
+	if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL) ||
+	    !strstr(status, "\nUmask:\t")) {
+		test_skip("no Umask line in /proc/self/status (Linux before 4.7)");
+		return;
+	}
+	old = umask(027);
+	umask_calls = 0;
+	assert_int_equal(outfile_write(path, "x\n", 2), 0);
+	assert_int_equal(umask_calls, 0);
+	umask(old);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+}
+
+/* An empty path is the user's input (-EINVAL, exit 2), never a file made
+ * in the working directory. */
+static void test_empty_path(void **state)
+{
+	assert_int_equal(outfile_write("", "x\n", 2), -EINVAL);
+	assert_string_equal(pc_errmsg(), "cannot write an empty path");
+	assert_int_equal(outfile_write(NULL, "x\n", 2), -EINVAL);
+	assert_string_equal(pc_errmsg(), "cannot write an empty path");
+	assert_int_equal(outfile_check(""), -EINVAL);
+	assert_string_equal(pc_errmsg(), "cannot write an empty path");
+	assert_int_equal(outfile_check(NULL), -EINVAL);
+}
+
 /* The user's file keeps its mode; a symlink to it stays a symlink. */
 static void test_existing_and_symlink(void **state)
 {
@@ -193,6 +275,36 @@ static void test_fifo(void **state)
 	assert_true(S_ISFIFO(st.st_mode));
 	names = entries();
 	assert_string_equal(names, "fifo");
+}
+
+/* Descriptor 0 is a descriptor like any other (open(2) and mkstemp(3)
+ * give the lowest free one): with stdin closed, a new file's temporary and
+ * a FIFO's open are fd 0, and the writes go through. */
+static void test_fd_zero(void **state)
+{
+	g_autofree char *path = g_build_filename(dir, "new.json", NULL);
+	g_autofree char *fifo = g_build_filename(dir, "fifo0", NULL);
+	g_autofree char *text = NULL;
+	char buf[64] = { 0 };
+	int saved, rfd, r1, r2;
+
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	rfd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(rfd > 0);
+	saved = dup(STDIN_FILENO);
+	assert_true(saved > 0);
+	close(STDIN_FILENO);
+	r1 = outfile_write(path, "new\n", 4);
+	r2 = outfile_write(fifo, "through\n", 8);
+	assert_int_equal(dup2(saved, STDIN_FILENO), STDIN_FILENO);
+	close(saved);
+	assert_int_equal(r1, 0);
+	assert_int_equal(r2, 0);
+	text = contents(path);
+	assert_string_equal(text, "new\n");
+	assert_int_equal(read(rfd, buf, sizeof(buf) - 1), 8);
+	assert_string_equal(buf, "through\n");
+	close(rfd);
 }
 
 static void test_directory(void **state)
@@ -271,6 +383,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_regular, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_new_file_umask, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_umask_not_set, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_no_progress, setup, teardown),
+		cmocka_unit_test(test_empty_path),
+		cmocka_unit_test_setup_teardown(test_fd_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_existing_and_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dangling_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),

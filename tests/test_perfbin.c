@@ -19,7 +19,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #define PERF "/usr/bin/perf"
@@ -104,6 +106,41 @@ static void test_cell_from_trace(void **state)
 	assert_int_equal(cell->tries->len, 1);
 }
 
+/* Each try after the first says what perf changed: the open flags, then
+ * each member that differs, joined by ", " (printf's %#x: 0 is "0"); a
+ * retry of the same attr says so. */
+static void test_try_why(void **state)
+{
+	static const struct {
+		unsigned long flags2;
+		int eg2;
+		const char *why;
+	} cases[] = {
+		{ 0, 1, "perf retried: flags 0x8 -> 0" },
+		{ 0, 0, "perf retried: flags 0x8 -> 0, exclude_guest 0x1 -> 0" },
+		{ 8, 0, "perf retried: exclude_guest 0x1 -> 0" },
+		{ 8, 1, "perf retried: the same attr again" },
+	};
+	struct perfbin pb = fake_bin();
+	g_autoptr(pmu_set) pmus = host_pmus();
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(trace_result) res = fake_result();
+		g_autoptr(results_cell) cell = cell_new("k", pb.name, "cpu-clock");
+		const struct cell_try *t;
+
+		add_call(res, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0, 8, 1, EINVAL);
+		add_call(res, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0, cases[i].flags2,
+			 cases[i].eg2, 0);
+		res->exit_code = 0;
+		perfbin_cell_from_trace(&pb, pmus, res, cell);
+		assert_int_equal(cell->tries->len, 2);
+		t = &g_array_index(cell->tries, struct cell_try, 1);
+		if (!t->why || strcmp(t->why, cases[i].why))
+			fail_msg("why '%s', want '%s'", t->why ? t->why : "(none)", cases[i].why);
+	}
+}
+
 static void test_cell_rejected(void **state)
 {
 	struct perfbin pb = fake_bin();
@@ -138,6 +175,41 @@ static void test_open_bad(void **state)
 	assert_non_null(strstr(pc_errmsg(), "/nonexistent/perf"));
 	assert_int_equal(perfbin_open("/bin/true", &pb), -EINVAL);
 	assert_null(pb);
+}
+
+/* How many descriptors this process has open. */
+static unsigned int open_fds(void)
+{
+	g_autoptr(GDir) d = g_dir_open("/proc/self/fd", 0, NULL);
+	unsigned int n = 0;
+
+	assert_non_null(d);
+	while (g_dir_read_name(d))
+		n++;
+	return n;
+}
+
+/* A perf whose --version never answers is killed after the timeout
+ * (ETIMEDOUT naming it), and leaves no descriptor of ours open. */
+static void test_open_hangs(void **state)
+{
+	g_autofree char *dir = g_dir_make_tmp("pmucanary-perfbin-XXXXXX", NULL);
+	g_autofree char *path = g_build_filename(dir, "perf", NULL);
+	static const char script[] = "#!/bin/sh\nexec sleep 30\n";
+	struct perfbin *pb = NULL;
+	unsigned int before;
+
+	assert_true(g_file_set_contents(path, script, -1, NULL));
+	assert_int_equal(chmod(path, 0755), 0);
+	g_setenv(PERFBIN_TIMEOUT_ENV, "1", TRUE);
+	before = open_fds();
+	assert_int_equal(perfbin_open(path, &pb), -ETIMEDOUT);
+	assert_int_equal(open_fds(), before);
+	g_unsetenv(PERFBIN_TIMEOUT_ENV);
+	assert_null(pb);
+	assert_non_null(strstr(pc_errmsg(), path));
+	unlink(path);
+	rmdir(dir);
 }
 
 /* A fake perf: a version, a parser error for bogus:Z, a hang for cpu-clock. */
@@ -177,6 +249,75 @@ static void test_fake_perf(void **state)
 	assert_int_equal(c->outcome, OUTCOME_INFRA);
 	evidence = json_dumps(c->evidence, 0);
 	assert_non_null(strstr(evidence, "killed"));
+	unlink(path);
+	rmdir(dir);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* A --version that prints the line but then fails is not a perf: its exit
+ * status counts even when a signal interrupts the wait for it (the child
+ * closed its output and still runs). */
+static void test_open_version_fails(void **state)
+{
+	g_autofree char *dir = g_dir_make_tmp("pmucanary-perfbin-XXXXXX", NULL);
+	g_autofree char *path = g_build_filename(dir, "perf", NULL);
+	static const char script[] =
+		"#!/bin/sh\n"
+		"echo 'perf version 6.1.0'\n"
+		"exec >&- 2>&-\n"
+		"sleep 1\n"
+		"exit 3\n";
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct itimerval it = { .it_value = { 0, 300000 } }, none = { 0 };
+	struct perfbin *pb = NULL;
+	int r;
+
+	assert_true(g_file_set_contents(path, script, -1, NULL));
+	assert_int_equal(chmod(path, 0755), 0);
+	sigemptyset(&sa.sa_mask); /* no SA_RESTART: waitpid fails EINTR */
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	r = perfbin_open(path, &pb);
+	setitimer(ITIMER_REAL, &none, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	assert_int_equal(r, -EINVAL);
+	assert_null(pb);
+	assert_non_null(strstr(pc_errmsg(), "does not say"));
+	unlink(path);
+	rmdir(dir);
+}
+
+/* One worker at a time (--jobs 1): the first and only slot is killed at
+ * the timeout like any other, its cell INFRA. */
+static void test_one_job_timeout(void **state)
+{
+	g_autofree char *dir = g_dir_make_tmp("pmucanary-perfbin-XXXXXX", NULL);
+	g_autofree char *path = g_build_filename(dir, "perf", NULL);
+	static const char script[] =
+		"#!/bin/sh\n"
+		"case \"$1\" in --version) echo 'perf version 6.1.0'; exit 0;; esac\n"
+		"exec sleep 30\n";
+	static const char *const specs[] = { "cpu-clock" };
+	g_autoptr(perfbin) pb = NULL;
+	g_autoptr(pmu_set) pmus = host_pmus();
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
+	struct perfbin_opts opts = { .jobs = 1, .timeout_s = 1 };
+	const struct cell *c;
+	gint64 t0;
+
+	assert_true(g_file_set_contents(path, script, -1, NULL));
+	assert_int_equal(chmod(path, 0755), 0);
+	assert_int_equal(perfbin_open(path, &pb), 0);
+	t0 = g_get_monotonic_time();
+	assert_int_equal(perfbin_probe_cells(pb, pmus, specs, 1, &opts, set), 0);
+	assert_true(g_get_monotonic_time() - t0 < 20 * G_USEC_PER_SEC);
+	assert_int_equal(set->cells->len, 1);
+	c = set->cells->pdata[0];
+	assert_int_equal(c->outcome, OUTCOME_INFRA);
 	unlink(path);
 	rmdir(dir);
 }
@@ -277,8 +418,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cell_from_trace),
 		cmocka_unit_test(test_cell_rejected),
+		cmocka_unit_test(test_try_why),
 		cmocka_unit_test(test_open_bad),
+		cmocka_unit_test(test_open_hangs),
 		cmocka_unit_test(test_fake_perf),
+		cmocka_unit_test(test_one_job_timeout),
+		cmocka_unit_test(test_open_version_fails),
 		cmocka_unit_test(test_debian_perf),
 	};
 	return test_run_group(tests, NULL, NULL);

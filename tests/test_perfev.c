@@ -29,6 +29,28 @@ static void test_software_event_opens(void **state)
 	assert_int_equal(perfev_open_calls(), before + 1);
 }
 
+/* Descriptor 0 is a descriptor (open(2) gives the lowest free one): with
+ * stdin closed the event opens as fd 0, returned as such. */
+static void test_fd_zero(void **state)
+{
+	struct perf_event_attr attr;
+	int saved = dup(STDIN_FILENO), fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.exclude_kernel = 1;
+	assert_true(saved > 0);
+	close(STDIN_FILENO);
+	fd = perfev_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	assert_int_equal(dup2(saved, STDIN_FILENO), STDIN_FILENO);
+	close(saved);
+	assert_int_equal(fd, 0);
+}
+
 static void test_error_is_negative_errno(void **state)
 {
 	struct perf_event_attr attr;
@@ -84,10 +106,14 @@ static void test_cpulist(void **state)
 {
 	static const struct { const char *text; int count, last; } good[] = {
 		{ "0\n", 1, 0 }, { "0-3\n", 4, 3 }, { "0-3,5,7-8", 7, 8 }, { "65535", 1, 65535 },
+		/* a range of one CPU, as the kernel's bitmap_parselist() takes it */
+		{ "2-2", 1, 2 }, { "0,4-4,6", 3, 6 },
 	};
 	static const char *const bad[] = {
 		"", "\n", " 0", "+1", "-1", "0-", "0,,1", "0,", "3-1", "1,0", "0-3,2",
 		"0-4294967295", "65536", "99999999999999999999", "0x1", "0\n\n", "0 1", "1-2a",
+		/* a range that runs backwards after a good one */
+		"0,3-1", "0,3-2,5",
 	};
 
 	for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
@@ -112,6 +138,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_software_event_opens),
 		cmocka_unit_test(test_larger_size_reads_zeros),
+		cmocka_unit_test(test_fd_zero),
 		cmocka_unit_test(test_error_is_negative_errno),
 		cmocka_unit_test(test_online_cpus),
 		cmocka_unit_test(test_cpulist),

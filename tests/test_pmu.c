@@ -10,6 +10,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,53 @@ static void test_fixture_loads(void **state)
 	/* a spec with no PMU named (cycles, not cpu/cycles/) finds none */
 	assert_null(pmu_set_find(set, NULL));
 	assert_null(pmu_set_find(NULL, "cpu"));
+}
+
+/* Every file of the fixture (tests/data/sysfs, written by hand) is found
+ * by its name with its text, the first and last of each sorted directory
+ * included; a name that is not there is found nowhere. */
+static void test_fixture_every_entry(void **state)
+{
+	static const struct { const char *pmu, *name, *text; } events[] = {
+		{ "cpu", "cpu-cycles", "event=0x3c" },
+		{ "cpu", "instructions", "event=0xc0" },
+		{ "cpu", "mem-loads", "event=0xcd,umask=0x1,ldlat=3" },
+		{ "msr", "aperf", "event=0x01" },
+		{ "msr", "tsc", "event=0x00" },
+	}, formats[] = {
+		{ "cpu", "cmask", "config:24-31" },
+		{ "cpu", "event", "config:0-7,32-35" },
+		{ "cpu", "inv", "config:23" },
+		{ "cpu", "ldlat", "config1:0-15" },
+		{ "cpu", "umask", "config:8-15" },
+		{ "msr", "event", "config:0-63" },
+	};
+	g_autoptr(pmu_set) set = NULL;
+
+	assert_int_equal(pmu_set_load(FIXTURE, &set), 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(events); i++) {
+		const struct pmu_event *e = pmu_find_event(pmu_set_find(set, events[i].pmu),
+							   events[i].name);
+
+		if (!e || strcmp(e->terms, events[i].text))
+			fail_msg("%s/%s: %s", events[i].pmu, events[i].name, e ? e->terms : "not found");
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(formats); i++) {
+		const struct pmu_format *f = pmu_find_format(pmu_set_find(set, formats[i].pmu),
+							     formats[i].name);
+
+		if (!f || strcmp(f->bits, formats[i].text))
+			fail_msg("%s format %s: %s", formats[i].pmu, formats[i].name,
+				 f ? f->bits : "not found");
+	}
+	assert_int_equal(pmu_set_find_type(set, 4), pmu_set_find(set, "cpu"));
+	assert_null(pmu_set_find_type(set, 5));
+	assert_null(pmu_set_find_type(NULL, 4));
+	assert_null(pmu_find_event(pmu_set_find(set, "msr"), "cpu-cycles"));
+	assert_null(pmu_find_format(pmu_set_find(set, "msr"), "umask"));
+	assert_null(pmu_find_event(NULL, "tsc"));
+	assert_null(pmu_find_format(pmu_set_find(set, "cpu"), NULL));
+	assert_null(pmu_find_event(pmu_set_find(set, "cpu"), NULL));
 }
 
 static void test_missing_root(void **state)
@@ -144,6 +192,33 @@ static void test_format_apply(void **state)
 	assert_int_equal(c[1], 3);
 	assert_int_equal(pmu_format_apply(&one, 2, c), -ERANGE);
 	assert_int_equal(pmu_format_apply(&bad, 1, c), -EINVAL);
+	/* perf keeps a format as a bitmap (struct perf_pmu_format's
+	 * DECLARE_BITMAP(bits, 64)) and pmu_format_value() walks it from bit
+	 * 0: ranges out of order are the sorted ones, overlapping ranges hold
+	 * each bit once, and a format of all 64 bits takes any value. */
+	{
+		static const struct { const char *bits; uint64_t value, want; int ret; } bitmap[] = {
+			{ "config:32-35,0-7", 0xabc, 0xbcULL | (0xaULL << 32), 0 },
+			{ "config:0-7,4-11", 0xfff, 0xfff, 0 },
+			{ "config:0-7,4-11", 0x1000, 0, -ERANGE },
+			{ "config:1-63,5,0", 1, 1, 0 },
+			{ "config:1-63,5,0", ~0ULL, ~0ULL, 0 },
+			{ "config:63,0-62", 1ULL << 63, 1ULL << 63, 0 },
+			{ "config:8,8,8", 1, 1 << 8, 0 },
+			{ "config:8,8,8", 2, 0, -ERANGE },
+		};
+
+		for (size_t i = 0; i < G_N_ELEMENTS(bitmap); i++) {
+			struct pmu_format m = { "m", (char *)bitmap[i].bits };
+			uint64_t got[3] = { 0, 0, 0 };
+			int ret = pmu_format_apply(&m, bitmap[i].value, got);
+
+			if (ret != bitmap[i].ret || (!ret && got[0] != bitmap[i].want))
+				fail_msg("%s value %#" PRIx64 ": %d, config %#" PRIx64 ", want %d, %#" PRIx64,
+					 bitmap[i].bits, bitmap[i].value, ret, got[0], bitmap[i].ret,
+					 bitmap[i].want);
+		}
+	}
 	/* Bit numbers are decimal 0..63, no sign or space. */
 	static const char *const malformed[] = {
 		"config:+3", "config: 3", "config:0-+7", "config:0-", "config:-1",
@@ -182,6 +257,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_loads),
+		cmocka_unit_test(test_fixture_every_entry),
 		cmocka_unit_test(test_missing_root),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_format_apply),

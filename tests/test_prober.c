@@ -20,6 +20,7 @@
 #include "prober.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <glib.h>
 #include <linux/perf_event.h>
@@ -481,6 +482,108 @@ static void test_per_task(void **state)
 	assert_non_null(strstr(set->limitations->pdata[0], "per task"));
 }
 
+/* A run over cells of several profiles gives each cell its own profile's
+ * fallback chain, the same tries as probing that cell alone, whatever
+ * profile the cell before it had (perf-4.8's EINVAL chain has the cloexec
+ * step that perf-3.6's lacks). The attr's unknown read_format bit is EINVAL
+ * on every kernel, for every try. */
+static void test_run_each_cell_its_profile(void **state)
+{
+	static const char *const order[] = { "perf-4.8", "perf-3.6", "perf-4.8", "perf-6.1",
+					     "perf-3.6", "perf-3.6" };
+	g_autoptr(prober) pr = NULL;
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
+	struct perf_event_attr a = sw_sampling(PERF_COUNT_SW_CPU_CLOCK);
+
+	a.read_format = 1ull << 40;
+	a.exclude_guest = 1;
+	assert_int_equal(prober_new(NULL, &pr), 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(order); i++) {
+		struct cell *c = cell_new("k", order[i], "cpu-clock");
+
+		cell_set_attr(c, &a);
+		results_add_cell(set, c);
+	}
+	assert_int_equal(prober_run(pr, set), 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(order); i++) {
+		struct cell *c = set->cells->pdata[i];
+		g_autoptr(results_cell) alone = cell_new("k", order[i], "cpu-clock");
+
+		cell_set_attr(alone, &a);
+		prober_probe_cell(pr, profile_find(order[i]), alone);
+		if (c->tries->len != alone->tries->len)
+			fail_msg("cell %zu (%s): %u tries in the run, %u alone", i, order[i],
+				 c->tries->len, alone->tries->len);
+		for (guint t = 0; t < c->tries->len; t++) {
+			const struct cell_try *x = &g_array_index(c->tries, struct cell_try, t);
+			const struct cell_try *y = &g_array_index(alone->tries, struct cell_try, t);
+
+			assert_memory_equal(&x->attr, &y->attr, sizeof(x->attr));
+			assert_string_equal(x->why ? x->why : "", y->why ? y->why : "");
+		}
+	}
+	/* the two chains do differ, so the check above can tell them apart */
+	assert_int_not_equal(((struct cell *)set->cells->pdata[0])->tries->len,
+			     ((struct cell *)set->cells->pdata[1])->tries->len);
+}
+
+/* The program's syscall() is the one lib/ (perfev_open) and GLib call: it
+ * hands every call to libc's, except perf_event_open of an attr whose
+ * config is FAKE_CONFIG while fake_errs is set: that fails with
+ * fake_errs[0] on the first online CPU and fake_errs[1] on the others, as a
+ * hybrid host's core-only event would. */
+#define FAKE_CONFIG 0x7ff00ULL
+static const int *fake_errs;
+static int fake_first_cpu;
+
+long syscall(long nr, ...)
+{
+	static long (*next)(long, ...);
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (nr == __NR_perf_event_open && fake_errs &&
+	    ((const struct perf_event_attr *)a[0])->config == FAKE_CONFIG) {
+		errno = (int)a[2] == fake_first_cpu ? fake_errs[0] : fake_errs[1];
+		return -1;
+	}
+	if (!next)
+		next = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	return next(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* CPUs that disagree: the result is the first failure's (prober.h; perf
+ * record -a stops at the first CPU that fails), each CPU keeps its own. */
+static void test_cpus_disagree_first_failure(void **state)
+{
+	static const int errs[] = { EINVAL, ENODEV };
+	g_autoptr(prober) pr = NULL;
+	struct prober_opts o = { 0 };
+	struct perf_event_attr a = sw_sampling(FAKE_CONFIG);
+	const struct prober_result *r;
+	const int *cpus;
+	int n;
+
+	assert_int_equal(prober_new(&o, &pr), 0);
+	cpus = prober_cpus(pr, &n);
+	if (n < 2)
+		test_skip("one CPU here (%d): no CPUs to disagree", cpus[0]);
+	fake_first_cpu = cpus[0];
+	fake_errs = errs;
+	r = prober_open(pr, &a);
+	fake_errs = NULL;
+	assert_true(r->disagree);
+	assert_int_equal(r->err, EINVAL);
+	assert_int_equal(r->outcome, OUTCOME_EINVAL);
+	assert_int_equal(r->per_cpu[0], OUTCOME_EINVAL);
+	for (int i = 1; i < n; i++)
+		assert_int_equal(r->per_cpu[i], OUTCOME_ENODEV);
+}
+
 static void test_emfile_raises_limit(void **state)
 {
 	g_autoptr(prober) pr = NULL;
@@ -549,6 +652,8 @@ int main(void)
 		cmocka_unit_test(test_fallback_chains_exact),
 		cmocka_unit_test(test_fallback_precise_walk_and_stat),
 		cmocka_unit_test(test_per_task),
+		cmocka_unit_test(test_run_each_cell_its_profile),
+		cmocka_unit_test(test_cpus_disagree_first_failure),
 		cmocka_unit_test(test_emfile_raises_limit),
 		cmocka_unit_test(test_emfile_is_infra),
 	};

@@ -202,6 +202,12 @@ static void test_rules(void **state)
 	assert_int_equal(spec_parse_rules("msr/tsc,period=3/", pmus, all, &sp), 0);
 	assert_int_equal(sp.kind, SPEC_KIND_SYSFS_TERMS);
 	spec_clear(&sp);
+	/* an unclosed term list after a symbol or a raw event: the position
+	 * is one past the end, as for msr/tsc (test_parse_errors) */
+	assert_int_equal(spec_parse_rules("cpu-clock/period=10", pmus, all, &sp), -EINVAL);
+	assert_string_equal(pc_errmsg(), "cpu-clock/period=10: missing closing '/' at 20");
+	assert_int_equal(spec_parse_rules("r3c/period=1", pmus, all, &sp), -EINVAL);
+	assert_string_equal(pc_errmsg(), "r3c/period=1: missing closing '/' at 13");
 	/* rules 0: none of it */
 	assert_int_equal(spec_parse("cpu-clock/period=10/", pmus, &sp), -EINVAL);
 	assert_int_equal(spec_parse(" cpu-clock", pmus, &sp), -ENOENT);

@@ -43,6 +43,10 @@ static void test_controls(void **state)
 	/* CSI as one C1 character (U+009B) and OSC (U+009D) */
 	expect_escaped("\xc2\x9b" "2J\xc2\x9d", 0, "\\u{009b}2J\\u{009d}");
 	assert_false(text_is_clean("a\033b"));
+	/* every C1 control, U+0080..U+009F, both ends; U+00A0 (NBSP) is text */
+	expect_escaped("\xc2\x80", 0, "\\u{0080}");
+	expect_escaped("\xc2\x9f", 0, "\\u{009f}");
+	expect_escaped("\xc2\xa0", 0, "\xc2\xa0");
 }
 
 static void test_bidi_and_invalid(void **state)

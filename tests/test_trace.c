@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -399,6 +400,74 @@ static void run_child_open(enum trace_method method)
 	assert_string_equal(res->stderr_tail->pdata[res->stderr_tail->len - 1], "line 30");
 }
 
+/* The tracer's process_vm_readv() (lib/ calls the program's own): a test
+ * can make it fail ENOSYS, as where it is compiled out, so the tracer reads
+ * word by word with PTRACE_PEEKDATA. */
+static bool vm_readv_enosys;
+
+ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long nlocal,
+			 const struct iovec *remote, unsigned long nremote, unsigned long flags)
+{
+	if (vm_readv_enosys) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return syscall(SYS_process_vm_readv, pid, local, nlocal, remote, nremote, flags);
+}
+
+/* Run as `test_trace --child-ones`: one open whose config is all ones. */
+static int child_ones_main(void)
+{
+	struct perf_event_attr a = child_attr(0);
+
+	a.config = ~0ULL;
+	a.sample_period = ~0ULL >> 1;
+	syscall(__NR_perf_event_open, &a, 0, -1, -1, 0);
+	_exit(0);
+}
+
+/* Word by word, a word that is all ones is data like any other (PEEKDATA
+ * returns -1 for it with errno 0, ptrace(2)): the whole attr is read. */
+static void test_run_peekdata(void **state)
+{
+	char *argv[] = { self_exe, "--child-ones", NULL };
+	struct trace_options opts = { .method = TRACE_METHOD_SECCOMP, .stderr_passthrough_fd = -1 };
+	g_autoptr(trace_result) res = NULL;
+	struct perf_event_attr want = child_attr(0);
+	const struct trace_call *c;
+	int r;
+
+	want.config = ~0ULL;
+	want.sample_period = ~0ULL >> 1;
+	vm_readv_enosys = true;
+	r = trace_run(argv, &opts, &res);
+	vm_readv_enosys = false;
+	assert_int_equal(r, 0);
+	assert_int_equal(res->calls->len, 1);
+	c = res->calls->pdata[0];
+	assert_int_equal(c->attr_read_err, 0);
+	assert_attr_is(&c->attr, &want, "peekdata");
+}
+
+/* Two calls are the same call only with the same pid too (perf -a opens
+ * pid -1, a per-task perf 0). */
+static void test_call_equal_pid(void **state)
+{
+	struct trace_call a = { .pid = -1, .cpu = 0, .group_fd = -1, .ret_fd = 3 }, b;
+
+	a.attr = child_attr(0);
+	b = a;
+	assert_true(trace_call_equal(&a, &b));
+	b.pid = 0;
+	assert_false(trace_call_equal(&a, &b));
+	b = a;
+	b.cpu = 1;
+	assert_false(trace_call_equal(&a, &b));
+	b = a;
+	b.flags = PERF_FLAG_FD_CLOEXEC;
+	assert_false(trace_call_equal(&a, &b));
+}
+
 static void test_run_seccomp(void **state)
 {
 	run_child_open(TRACE_METHOD_SECCOMP);
@@ -417,6 +486,19 @@ static void test_run_missing_command(void **state)
 	assert_int_equal(trace_run(argv, NULL, &res), -ENOENT);
 	assert_null(res);
 	assert_non_null(strstr(pc_errmsg(), "/nonexistent/perf"));
+}
+
+/* A method that is none of the enum's (TRACE_METHOD_COUNT is the
+ * sentinel) is refused before anything runs. */
+static void test_run_unknown_method(void **state)
+{
+	char *argv[] = { "/bin/true", NULL };
+	struct trace_options opts = { .method = TRACE_METHOD_COUNT, .stderr_passthrough_fd = -1 };
+	g_autoptr(trace_result) res = NULL;
+
+	assert_int_equal(trace_run(argv, &opts, &res), -EINVAL);
+	assert_null(res);
+	assert_non_null(strstr(pc_errmsg(), "unknown method"));
 }
 
 static void test_result_json(void **state)
@@ -769,6 +851,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--child-open") == 0)
 		return child_open_main();
+	if (argc > 1 && strcmp(argv[1], "--child-ones") == 0)
+		return child_ones_main();
 	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	if (n > 0)
 		self_exe[n] = '\0';
@@ -782,7 +866,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_call_json_and_text),
 		cmocka_unit_test(test_run_seccomp),
 		cmocka_unit_test(test_run_syscall),
+		cmocka_unit_test(test_run_peekdata),
+		cmocka_unit_test(test_call_equal_pid),
 		cmocka_unit_test(test_run_missing_command),
+		cmocka_unit_test(test_run_unknown_method),
 		cmocka_unit_test(test_result_json),
 		cmocka_unit_test(test_perf_stat_cpu_clock_u),
 		cmocka_unit_test(test_perf_stat_cycles_pp),

@@ -264,13 +264,16 @@ const struct pmu_format *pmu_find_format(const struct pmu *pmu, const char *name
 	return NULL;
 }
 
-/* "config:0-7,32-35": deposit value's low bits into the listed ranges in
- * order, like perf's pmu_format_value(). */
+/* "config:0-7,32-35": deposit value's low bits into the format's bits,
+ * lowest first, like perf's pmu_format_value(). perf keeps a format as a
+ * bitmap (DECLARE_BITMAP(bits, 64)): ranges listed out of order or
+ * overlapping give the same bits as sorted and merged ones. */
 int pmu_format_apply(const struct pmu_format *f, uint64_t value, uint64_t config[3])
 {
 	const char *colon = strchr(f->bits, ':');
 	g_autofree char *field = NULL;
 	g_auto(GStrv) ranges = NULL;
+	uint64_t mask = 0;
 	int idx, vbit = 0;
 
 	if (!colon)
@@ -300,10 +303,15 @@ int pmu_format_apply(const struct pmu_format *f, uint64_t value, uint64_t config
 			return pc_fail(EINVAL, "format %s: malformed '%s'", f->name, f->bits);
 		if ((*rest && *rest != '-') || (*rest == '-' && !g_ascii_isdigit(rest[1])) || hi < lo)
 			return pc_fail(EINVAL, "format %s: malformed '%s'", f->name, f->bits);
-		for (guint64 b = lo; b <= hi; b++, vbit++) {
-			if (vbit < 64 && (value >> vbit) & 1)
-				config[idx] |= 1ULL << b;
-		}
+		for (guint64 b = lo; b <= hi; b++)
+			mask |= 1ULL << b;
+	}
+	for (int b = 0; b < 64; b++) {
+		if (!((mask >> b) & 1))
+			continue;
+		if ((value >> vbit) & 1)
+			config[idx] |= 1ULL << b;
+		vbit++;
 	}
 	if (vbit < 64 && (value >> vbit))
 		return pc_fail(ERANGE, "value 0x%" PRIx64 " too big for format %s (%s)", value,

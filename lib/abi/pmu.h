@@ -46,7 +46,9 @@ const struct pmu *pmu_set_find_type(const struct pmu_set *set, uint32_t type);
 const struct pmu_event *pmu_find_event(const struct pmu *pmu, const char *name);
 const struct pmu_format *pmu_find_format(const struct pmu *pmu, const char *name);
 /* Deposits value into config[0..2] (config, config1, config2) through the
- * format's bit ranges, low value bits first, like perf's pmu_format_value().
+ * format's bits, low value bits into low format bits, like perf's
+ * pmu_format_value() (the ranges as one bitmap: order and overlap do not
+ * matter).
  * -ERANGE when value has bits the ranges cannot hold. */
 int pmu_format_apply(const struct pmu_format *f, uint64_t value, uint64_t config[3]);
 

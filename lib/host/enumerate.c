@@ -196,7 +196,9 @@ int enumerate_events(const struct pmu_set *pmus, const struct enumerate_opts *op
 			for (unsigned int i = 0; pmus && i < pmus->pmus->len; i++) {
 				const struct pmu *pm = pmus->pmus->pdata[i];
 
-				if (strcmp(pm->name, ENUMERATE_SOFTWARE_PMU) != 0)
+				/* cpu and software lead the list already */
+				if (strcmp(pm->name, ENUMERATE_CORE_PMU) != 0 &&
+				    strcmp(pm->name, ENUMERATE_SOFTWARE_PMU) != 0)
 					g_string_append_printf(names, ", %s", pm->name);
 			}
 			return pc_fail(ENOENT, "--pmu %s: no such PMU in %s (known: %s)", *p,
