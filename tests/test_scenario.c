@@ -340,7 +340,6 @@ static void test_disk_boot_without_bootloader(void **state)
 	assert_int_equal(s->disk_boot, INJECT_DISK_BOOT_KERNEL);
 	g_clear_pointer(&s, scenario_free);
 	/* a mixed fleet: disk_guests of the guests boot the overlay given */
-	g_clear_pointer(&s, scenario_free);
 	g_free(text);
 	text = g_strdup_printf("[fleet]\nguests = 3\ndisk = %s\ndisk_guests = 2\n"
 			       "[sweep]\nevents = cpu-clock\n", ov);
@@ -348,6 +347,7 @@ static void test_disk_boot_without_bootloader(void **state)
 		fail_msg("disk_guests with a disk refused: %s", pc_errmsg());
 	assert_int_equal(s->disk_guests, 2);
 	assert_int_equal(s->guests, 3);
+	g_clear_pointer(&s, scenario_free);
 	/* an image whose manifest found extlinux boots through it */
 	assert_true(g_file_set_contents(man, "{\"boot\": {\"kernel_path\": \"/k\", "
 					"\"cmdline_root\": \"root=/dev/vda1\"}, \"bootloader\": "
