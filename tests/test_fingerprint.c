@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "fingerprint.h"
 #include "log.h"
 
@@ -223,18 +225,6 @@ static void test_accel_detect(void **state)
 	rmdir(root);
 }
 
-/* How many descriptors this process has open. */
-static unsigned int open_fds(void)
-{
-	g_autoptr(GDir) d = g_dir_open("/proc/self/fd", 0, NULL);
-	unsigned int n = 0;
-
-	assert_non_null(d);
-	while (g_dir_read_name(d))
-		n++;
-	return n;
-}
-
 /* Detecting the accelerator leaves no descriptor open, whichever answer
  * it gives (a fleet or lab asks once per host and lives on). A temp file
  * stands in for /dev/kvm. */
@@ -247,14 +237,14 @@ static void test_accel_detect_closes(void **state)
 
 	assert_non_null(root);
 	assert_true(g_file_set_contents(dev, "", 0, NULL));
-	before = open_fds();
+	before = test_open_fds();
 	for (int i = 0; i < 4; i++)
 		assert_string_equal(fingerprint_accel_detect(dev, root, NULL), "tcg");
-	assert_int_equal(open_fds(), before);
+	assert_int_equal(test_open_fds(), before);
 	assert_int_equal(mkdir(intel, 0755), 0);
 	for (int i = 0; i < 4; i++)
 		assert_string_equal(fingerprint_accel_detect(dev, root, NULL), "kvm");
-	assert_int_equal(open_fds(), before);
+	assert_int_equal(test_open_fds(), before);
 	rmdir(intel);
 	unlink(dev);
 	rmdir(root);

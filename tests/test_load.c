@@ -13,7 +13,6 @@
 #include "log.h"
 #include "perfev.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -24,19 +23,6 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static unsigned int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	unsigned int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
 
 static unsigned int count_perf_maps(void)
 {
@@ -121,7 +107,7 @@ static void test_samples_and_no_leaks(void **state)
 		/* no hardware PMU on CI hosts: ENOENT at arm time */
 		sw_sampling(PERF_COUNT_SW_CPU_CLOCK, 100000),
 	};
-	unsigned int fds = count_fds(), maps = count_perf_maps();
+	unsigned int fds = test_open_fds(), maps = count_perf_maps();
 	int *cpus = NULL, ncpu = 0;
 	struct load *l = NULL;
 
@@ -132,7 +118,7 @@ static void test_samples_and_no_leaks(void **state)
 
 	assert_int_equal(load_arm(attrs, 3, 8, &l), 0);
 	assert_int_equal(load_open_events(l), 2 * (size_t)ncpu);
-	assert_int_equal(count_fds(), fds + 2 * ncpu);
+	assert_int_equal(test_open_fds(), fds + 2 * ncpu);
 	assert_int_equal(count_perf_maps(), maps + 2 * ncpu);
 	busy(300);
 	{
@@ -141,7 +127,7 @@ static void test_samples_and_no_leaks(void **state)
 	}
 	assert_int_equal(load_disarm(l), 0);
 	assert_int_equal(load_open_events(l), 0);
-	assert_int_equal(count_fds(), fds);
+	assert_int_equal(test_open_fds(), fds);
 	assert_int_equal(count_perf_maps(), maps);
 
 	const struct load_count *c0 = load_count_at(l, 0);
@@ -155,7 +141,7 @@ static void test_samples_and_no_leaks(void **state)
 	assert_int_equal(load_count_at(l, 2)->cpus, 0);
 	assert_null(load_count_at(l, 3));
 	load_free(l);
-	assert_int_equal(count_fds(), fds);
+	assert_int_equal(test_open_fds(), fds);
 }
 
 static void test_small_ring_loses(void **state)
@@ -167,7 +153,7 @@ static void test_small_ring_loses(void **state)
 	 * Samples in the idle task have no user stack and still fit. */
 	struct perf_event_attr a = sw_sampling(PERF_COUNT_SW_CPU_CLOCK, 10000);
 	g_autoptr(load) l = NULL;
-	unsigned int fds = count_fds();
+	unsigned int fds = test_open_fds();
 	const struct load_count *c;
 
 	need_perf();
@@ -197,7 +183,7 @@ static void test_small_ring_loses(void **state)
 		      " LOST records\n", c->samples, c->lost, c->lost_records);
 	assert_true(c->lost_records > 0);
 	assert_true(c->lost >= c->lost_records);
-	assert_int_equal(count_fds(), fds);
+	assert_int_equal(test_open_fds(), fds);
 }
 
 static void test_bad_args(void **state)

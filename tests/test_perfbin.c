@@ -177,18 +177,6 @@ static void test_open_bad(void **state)
 	assert_null(pb);
 }
 
-/* How many descriptors this process has open. */
-static unsigned int open_fds(void)
-{
-	g_autoptr(GDir) d = g_dir_open("/proc/self/fd", 0, NULL);
-	unsigned int n = 0;
-
-	assert_non_null(d);
-	while (g_dir_read_name(d))
-		n++;
-	return n;
-}
-
 /* A perf whose --version never answers is killed after the timeout
  * (ETIMEDOUT naming it), and leaves no descriptor of ours open. */
 static void test_open_hangs(void **state)
@@ -202,9 +190,9 @@ static void test_open_hangs(void **state)
 	assert_true(g_file_set_contents(path, script, -1, NULL));
 	assert_int_equal(chmod(path, 0755), 0);
 	g_setenv(PERFBIN_TIMEOUT_ENV, "1", TRUE);
-	before = open_fds();
+	before = test_open_fds();
 	assert_int_equal(perfbin_open(path, &pb), -ETIMEDOUT);
-	assert_int_equal(open_fds(), before);
+	assert_int_equal(test_open_fds(), before);
 	g_unsetenv(PERFBIN_TIMEOUT_ENV);
 	assert_null(pb);
 	assert_non_null(strstr(pc_errmsg(), path));

@@ -19,7 +19,6 @@
 #include "log.h"
 #include "prober.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <glib.h>
@@ -30,17 +29,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static int fd_count(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
 
 /* The outcome perf record -a would see: the first CPU's failure, else OK;
  * per[] gets every CPU's. */
@@ -110,7 +98,7 @@ static void test_agrees_with_plain_open(void **state)
 	struct pmu_set *pmus = NULL;
 	struct enumerate_opts eo = { 0 };
 	bool seen[OUTCOME_COUNT] = { false };
-	int fds_before = fd_count();
+	unsigned int fds_before = test_open_fds();
 	int ncpu;
 	struct prober_stats st;
 
@@ -127,7 +115,7 @@ static void test_agrees_with_plain_open(void **state)
 	known_attrs(extra);
 	for (unsigned int i = 0; i < extra->len; i++)
 		prober_open(pr, extra->pdata[i]);
-	assert_int_equal(fd_count(), fds_before);
+	assert_int_equal(test_open_fds(), fds_before);
 
 	/* Every try of every cell, then the known attrs. */
 	for (unsigned int i = 0; i < set->cells->len; i++) {

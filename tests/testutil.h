@@ -22,6 +22,23 @@ static inline char *test_top_dir(void)
 	return g_build_filename(dir, "..", "..", NULL);
 }
 
+/* How many descriptors this process has open now (/proc/self/fd, less the
+ * one reading it): compare two counts to see a leak. */
+static inline unsigned int test_open_fds(void)
+{
+	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
+	unsigned int n = 0;
+
+	if (!d) {
+		fprintf(stderr, "test_open_fds: cannot read /proc/self/fd\n");
+		exit(1);
+	}
+	while (g_dir_read_name(d))
+		n++;
+	g_dir_close(d);
+	return n;
+}
+
 /* Online CPUs from /sys/devices/system/cpu/online, read here rather than
  * with lib/'s parser (perfev_online_cpus), which is what some tests check. */
 static inline GArray *test_online_cpus(void)
