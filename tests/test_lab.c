@@ -1,17 +1,30 @@
-/* Tests for lib/lab: what lab_validate() refuses before anything boots, and
- * the lab host's sizing. The lab hosts themselves boot in tests/it_lab*.sh. */
+/* Tests for lib/lab: what lab_validate() refuses before anything boots, the
+ * lab host's sizing, and the lab's policy over any place a run executes
+ * (place.h), driven by a scripted place of this file's own: which failure
+ * is the kernel's boot and which is infrastructure, when a lost machine's
+ * armed batch becomes HOST_CRASH/HOST_HANG in the run's journal, when a
+ * kernel is given up, what the run inside is told on each attempt. The
+ * real lab hosts boot in tests/it_lab*.sh. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fingerprint.h"
+#include "journal.h"
 #include "kernel.h"
 #include "lab.h"
 #include "log.h"
+#include "place.h"
+#include "results.h"
 #include "testutil.h"
 
+#include <jansson.h>
+
 #include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -175,6 +188,506 @@ static void test_sizing(void **state)
 	assert_string_equal(lab_status_name(LAB_STATUS_INFRA), "infra");
 }
 
+
+/* ---- the lab's policy over a scripted place ----------------------------------- */
+
+/* What one attempt of the scripted place does before it reports. */
+enum fake_act {
+	ACT_NONE,
+	ACT_ARM,         /* the run inside arms batch `batch` (a journal is made first) */
+	ACT_DONE_FILES,  /* the run inside wrote its run.json (one OK cell) */
+};
+
+struct fake_step {
+	enum fake_act act;
+	unsigned int batch;
+	enum place_end end;
+	int code;
+	enum outcome lost_as;
+	bool before_ready;
+};
+
+struct fake_place {
+	const struct fake_step *steps;
+	size_t n;                    /* steps scripted, over every kernel */
+	size_t next;
+	bool prepare_fails;
+	int attempt_error;           /* attempt returns this (< 0) */
+	unsigned int opens, closes, prepares, finishes;
+	struct place_params params;
+	GPtrArray *argv;             /* char *: the argv file as each attempt found it */
+	GPtrArray *kernels;          /* char *: the kernel each attempt was for */
+};
+
+static struct fake_place *fake;
+
+static int fake_open(const struct place_params *p, void **priv)
+{
+	fake->opens++;
+	fake->params = *p;
+	*priv = fake;
+	return 0;
+}
+
+static void fake_close(void *priv)
+{
+	assert_ptr_equal(priv, fake);
+	fake->closes++;
+}
+
+static int fake_prepare(void *priv, const struct place_job *job)
+{
+	(void)priv;
+	assert_non_null(job->kernel);
+	fake->prepares++;
+	if (fake->prepare_fails)
+		return pc_fail(EIO, "no image for %s (scripted)", job->kernel->name);
+	return 0;
+}
+
+static void fake_finish(void *priv, const struct place_job *job)
+{
+	(void)priv;
+	(void)job;
+	fake->finishes++;
+}
+
+/* The inner run's directory, as `pmucanary run --results DIR` makes it. */
+static char *fake_run_dir(const struct place_job *job)
+{
+	g_autofree char *d = g_build_filename(job->dir, "run-1", NULL);
+
+	if (!g_file_test(d, G_FILE_TEST_IS_DIR)) {
+		g_autoptr(journal) j = NULL;
+
+		assert_int_equal(g_mkdir_with_parents(d, 0755), 0);
+		assert_int_equal(journal_create(d, &j), 0);
+	}
+	return g_steal_pointer(&d);
+}
+
+static int fake_attempt(void *priv, const struct place_job *job, unsigned int attempt,
+			struct place_attempt *out)
+{
+	g_autofree char *argv_path = g_build_filename(job->dir, "lab-argv", NULL);
+	g_autofree char *argv = NULL;
+	const struct fake_step *s;
+
+	(void)priv;
+	memset(out, 0, sizeof(*out));
+	out->first_hb_s = out->ready_s = -1;
+	assert_true(g_file_get_contents(argv_path, &argv, NULL, NULL));
+	g_ptr_array_add(fake->argv, g_steal_pointer(&argv));
+	g_ptr_array_add(fake->kernels, g_strdup(job->kernel->name));
+	assert_true(attempt >= 1);
+	if (fake->attempt_error)
+		return pc_fail(-fake->attempt_error, "the place broke (scripted)");
+	if (fake->next >= fake->n)
+		fail_msg("attempt %u on %s: the script has no step %zu", attempt, job->kernel->name,
+			 fake->next);
+	s = &fake->steps[fake->next++];
+	if (s->act == ACT_ARM) {
+		g_autofree char *d = fake_run_dir(job);
+		g_autoptr(journal) j = NULL;
+		const char *keys[] = { "cpu-clock", NULL };
+
+		assert_int_equal(journal_reopen(d, &j), 0);
+		assert_int_equal(journal_arm(j, s->batch, "screen", keys), 0);
+	} else if (s->act == ACT_DONE_FILES) {
+		g_autofree char *d = fake_run_dir(job);
+		g_autofree char *rj = g_build_filename(d, "run.json", NULL);
+		g_autoptr(result_set) set = result_set_new(RESULTS_KIND_RUN);
+		struct cell *c = cell_new(job->label, "perf-modern", "cpu-clock");
+
+		c->outcome = OUTCOME_OK;
+		results_add_cell(set, c);
+		g_free(set->kernel);
+		set->kernel = g_strdup(job->kernel->release);
+		assert_int_equal(results_write_json(set, rj), 0);
+	}
+	out->end = s->end;
+	out->code = s->code;
+	out->lost_as = s->lost_as;
+	out->before_ready = s->before_ready;
+	if (!s->before_ready)
+		out->first_hb_s = out->ready_s = 0.5;
+	if (s->end == PLACE_LOST || s->end == PLACE_FAILED)
+		out->evidence = g_strdup_printf("scripted step %zu", fake->next - 1);
+	return 0;
+}
+
+static const struct place_ops fake_ops = {
+	.name = "fake", .what = "a scripted place (tests/test_lab.c)",
+	.open = fake_open, .close = fake_close, .prepare = fake_prepare,
+	.attempt = fake_attempt, .finish = fake_finish,
+};
+
+struct lab_case {
+	struct fixture *f;
+	struct fake_place place;
+	struct lab_report rep;
+	struct lab_opts o;
+	char *results;
+	json_t *lab_json;
+};
+
+/* Runs a lab of the fixture's first `kernels` kernels over the script. */
+static int lab_case_run(struct lab_case *c, void **state, const struct fake_step *steps,
+			size_t n, size_t kernels)
+{
+	int e;
+
+	c->f = root_fixture(state);
+	c->place.steps = steps;
+	c->place.n = n;
+	c->place.argv = g_ptr_array_new_with_free_func(g_free);
+	c->place.kernels = g_ptr_array_new_with_free_func(g_free);
+	fake = &c->place;
+	c->results = test_tmpdir("test_lab_place");
+	if (!c->o.scenario)
+		c->o = c->f->o;
+	c->o.kernel_count = kernels;
+	c->o.results_dir = c->results;
+	c->o.place = &fake_ops;
+	e = lab_run(&c->o, &c->rep);
+	if (e == 0) {
+		g_autofree char *path = g_build_filename(c->rep.dir, "lab.json", NULL);
+		json_error_t jerr;
+
+		c->lab_json = json_load_file(path, 0, &jerr);
+		if (!c->lab_json)
+			fail_msg("%s: %s", path, jerr.text);
+	}
+	/* every place opened is closed, every kernel prepared is finished */
+	assert_int_equal(c->place.opens, 1);
+	assert_int_equal(c->place.closes, 1);
+	assert_int_equal(c->place.finishes, c->place.prepares);
+	return e;
+}
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void lab_case_clear(struct lab_case *c)
+{
+	lab_report_clear(&c->rep);
+	json_decref(c->lab_json);
+	/* a lab's tree, under the test's own temporary directory */
+	assert_int_equal(nftw(c->results, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+	g_free(c->results);
+	g_ptr_array_unref(c->place.argv);
+	g_ptr_array_unref(c->place.kernels);
+	fake = NULL;
+}
+
+static const struct lab_kernel_report *kernel_rep(const struct lab_case *c, guint i)
+{
+	assert_true(i < c->rep.kernels->len);
+	return c->rep.kernels->pdata[i];
+}
+
+static const char *lab_json_kernel(const struct lab_case *c, size_t i, const char *key)
+{
+	json_t *v = json_object_get(json_array_get(json_object_get(c->lab_json, "kernels"), i), key);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* The batch a journal line named as the lab host's loss, from the file. */
+static const struct journal_batch *journal_batch_of(const struct lab_case *c, size_t k,
+						    unsigned int id, journal_replay **rp)
+{
+	g_autofree char *d = g_build_filename(kernel_rep(c, k)->dir, "run-1", NULL);
+
+	assert_int_equal(journal_read(d, rp), 0);
+	return journal_replay_batch(*rp, id);
+}
+
+/* One attempt, the run inside exits 0: the kernel is clean, the lab exits
+ * 0, the run was told to start (not resume) under the kernel's label. */
+static void test_place_clean(void **state)
+{
+	static const struct fake_step steps[] = { { .act = ACT_DONE_FILES, .end = PLACE_DONE } };
+	struct lab_case c = { 0 };
+	const struct lab_kernel_report *kr;
+
+	assert_int_equal(lab_case_run(&c, state, steps, 1, 1), 0);
+	kr = kernel_rep(&c, 0);
+	assert_int_equal(kr->status, LAB_STATUS_CLEAN);
+	assert_int_equal(kr->boots, 1);
+	assert_int_equal(c.rep.exit_code, 0);
+	assert_string_equal(lab_json_kernel(&c, 0, "status"), "clean");
+	assert_null(lab_json_kernel(&c, 0, "failure"));
+	assert_int_equal(c.place.argv->len, 1);
+	assert_non_null(strstr(c.place.argv->pdata[0], "\nrun\n"));
+	assert_non_null(strstr(c.place.argv->pdata[0], "\n--results\n"));
+	assert_null(strstr(c.place.argv->pdata[0], "--resume"));
+	assert_non_null(strstr(c.place.argv->pdata[0], kr->label));
+	/* what the lab asks of the place: the scenario's one 256 MiB guest */
+	assert_int_equal(c.place.params.memory_mib, lab_memory_mib(1, 256));
+	lab_case_clear(&c);
+}
+
+/* Whose fault a failed attempt is: before the machine was ready it is the
+ * kernel's boot, after it something else's; either way the kernel is INFRA
+ * (exit 125, never a verdict) at once, with no second attempt. */
+static void test_place_failed(void **state)
+{
+	for (int ready = 0; ready < 2; ready++) {
+		const struct fake_step steps[] = { { .end = PLACE_FAILED, .before_ready = !ready } };
+		struct lab_case c = { 0 };
+		const struct lab_kernel_report *kr;
+
+		assert_int_equal(lab_case_run(&c, state, steps, 1, 1), 0);
+		kr = kernel_rep(&c, 0);
+		assert_int_equal(kr->status, LAB_STATUS_INFRA);
+		assert_int_equal(kr->failure, ready ? POOL_FAILURE_INFRA : POOL_FAILURE_BOOT);
+		assert_string_equal(lab_json_kernel(&c, 0, "failure"), ready ? "infra" : "boot");
+		assert_non_null(strstr(kr->why, "scripted step 0"));
+		assert_int_equal(kr->boots, 1);
+		assert_int_equal(c.rep.exit_code, 125);
+		assert_int_equal(strstr(c.rep.summary, "did not boot to a lab host") != NULL, !ready);
+		lab_case_clear(&c);
+	}
+}
+
+/* Lost twice in a row with nothing armed: given up after exactly two
+ * attempts; a boot failure only when both were lost before ready. */
+static void test_place_lost_unarmed(void **state)
+{
+	static const struct { bool ready1, ready2; enum pool_failure want; } cases[] = {
+		{ false, false, POOL_FAILURE_BOOT },
+		{ true, true, POOL_FAILURE_INFRA },
+		{ false, true, POOL_FAILURE_INFRA },
+		{ true, false, POOL_FAILURE_INFRA },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		const struct fake_step steps[] = {
+			{ .end = PLACE_LOST, .lost_as = OUTCOME_HOST_CRASH, .before_ready = !cases[i].ready1 },
+			{ .end = PLACE_LOST, .lost_as = OUTCOME_HOST_CRASH, .before_ready = !cases[i].ready2 },
+		};
+		struct lab_case c = { 0 };
+		const struct lab_kernel_report *kr;
+
+		assert_int_equal(lab_case_run(&c, state, steps, 2, 1), 0);
+		kr = kernel_rep(&c, 0);
+		assert_int_equal(kr->status, LAB_STATUS_INFRA);
+		assert_int_equal(kr->boots, 2);
+		assert_int_equal(kr->host_down, 0);
+		if (kr->failure != cases[i].want)
+			fail_msg("case %zu: failure %s, want %s", i, pool_failure_name(kr->failure),
+				 pool_failure_name(cases[i].want));
+		assert_non_null(strstr(kr->why, "lost 2 times in a row"));
+		lab_case_clear(&c);
+	}
+}
+
+/* A machine lost with a batch armed: the batch is judged HOST_CRASH in the
+ * run's own journal (evidence kept), the next attempt resumes that run, and
+ * the kernel ends as harm (the run inside exits 1). */
+static void test_place_lost_armed(void **state)
+{
+	static const struct fake_step steps[] = {
+		{ .act = ACT_ARM, .batch = 3, .end = PLACE_LOST, .lost_as = OUTCOME_HOST_CRASH },
+		{ .act = ACT_DONE_FILES, .end = PLACE_DONE, .code = 1 },
+	};
+	struct lab_case c = { 0 };
+	g_autoptr(journal_replay) rp = NULL;
+	const struct lab_kernel_report *kr;
+	const struct journal_batch *b;
+	g_autofree char *run_dir = NULL;
+
+	assert_int_equal(lab_case_run(&c, state, steps, 2, 1), 0);
+	kr = kernel_rep(&c, 0);
+	assert_int_equal(kr->status, LAB_STATUS_HARM);
+	assert_int_equal(kr->boots, 2);
+	assert_int_equal(kr->host_down, 1);
+	assert_int_equal(kr->tcg_silent_retries, 0);
+	assert_int_equal(c.rep.exit_code, 1);
+	b = journal_batch_of(&c, 0, 3, &rp);
+	assert_non_null(b);
+	assert_string_equal(b->down_outcome, "HOST_CRASH");
+	assert_non_null(strstr(b->down_evidence, "scripted step 0"));
+	run_dir = g_build_filename(kr->dir, "run-1", NULL);
+	assert_null(strstr(c.place.argv->pdata[0], "--resume"));
+	assert_non_null(strstr(c.place.argv->pdata[1], "\n--resume\n"));
+	assert_non_null(strstr(c.place.argv->pdata[1], run_dir));
+	lab_case_clear(&c);
+}
+
+/* Silence under TCG may be the emulator: the first silence of a batch gives
+ * it back to the run (armed again on the next machine, no verdict), the
+ * second of the same batch is HOST_HANG. A panic is judged at once. Not
+ * under TCG, the first silence is HOST_HANG. */
+static void test_place_tcg_silence(void **state)
+{
+	static const struct fake_step tcg[] = {
+		{ .act = ACT_ARM, .batch = 2, .end = PLACE_LOST, .lost_as = OUTCOME_HOST_HANG },
+		{ .act = ACT_ARM, .batch = 2, .end = PLACE_LOST, .lost_as = OUTCOME_HOST_HANG },
+		{ .act = ACT_ARM, .batch = 5, .end = PLACE_LOST, .lost_as = OUTCOME_HOST_CRASH },
+		{ .act = ACT_DONE_FILES, .end = PLACE_DONE, .code = 1 },
+	};
+	static const struct fake_step kvm[] = {
+		{ .act = ACT_ARM, .batch = 2, .end = PLACE_LOST, .lost_as = OUTCOME_HOST_HANG },
+		{ .act = ACT_DONE_FILES, .end = PLACE_DONE, .code = 1 },
+	};
+
+	for (int under_tcg = 1; under_tcg >= 0; under_tcg--) {
+		struct lab_case c = { 0 };
+		g_autoptr(journal_replay) rp = NULL;
+		const struct lab_kernel_report *kr;
+		const struct journal_batch *b;
+
+		if (!under_tcg && strcmp(fingerprint_accel(), "kvm") != 0)
+			continue; /* without KVM every lab runs its lab hosts under TCG */
+		c.o = ((struct fixture *)*state)->o;
+		c.o.tcg = under_tcg;
+		assert_int_equal(lab_case_run(&c, state, under_tcg ? tcg : kvm,
+					      under_tcg ? G_N_ELEMENTS(tcg) : G_N_ELEMENTS(kvm), 1), 0);
+		kr = kernel_rep(&c, 0);
+		assert_int_equal(kr->status, LAB_STATUS_HARM);
+		assert_int_equal(kr->boots, under_tcg ? 4 : 2);
+		assert_int_equal(kr->tcg_silent_retries, under_tcg ? 1 : 0);
+		assert_int_equal(kr->host_down, under_tcg ? 2 : 1);
+		b = journal_batch_of(&c, 0, 2, &rp);
+		assert_non_null(b);
+		assert_string_equal(b->down_outcome, "HOST_HANG");
+		if (under_tcg) {
+			assert_non_null(strstr(b->down_evidence, "silent twice"));
+			b = journal_replay_batch(rp, 5);
+			assert_non_null(b);
+			assert_string_equal(b->down_outcome, "HOST_CRASH");
+			/* the batch given back is an "interrupted" line: 2 armed twice */
+			assert_int_equal(rp->batches->len, 3);
+			assert_true(((struct journal_batch *)rp->batches->pdata[0])->interrupted);
+		}
+		lab_case_clear(&c);
+	}
+}
+
+/* --max-boots bounds the machines a kernel may use, even when each one
+ * judged a batch; the kernel is INFRA (its run never finished). */
+static void test_place_max_boots(void **state)
+{
+	static const struct fake_step steps[] = {
+		{ .act = ACT_ARM, .batch = 1, .end = PLACE_LOST, .lost_as = OUTCOME_HOST_CRASH },
+		{ .act = ACT_ARM, .batch = 2, .end = PLACE_LOST, .lost_as = OUTCOME_HOST_CRASH },
+		{ .act = ACT_ARM, .batch = 3, .end = PLACE_LOST, .lost_as = OUTCOME_HOST_CRASH },
+		{ .act = ACT_DONE_FILES, .end = PLACE_DONE }, /* never reached */
+	};
+	struct lab_case c = { 0 };
+	const struct lab_kernel_report *kr;
+
+	c.o = ((struct fixture *)*state)->o;
+	c.o.max_boots = 3;
+	assert_int_equal(lab_case_run(&c, state, steps, G_N_ELEMENTS(steps), 1), 0);
+	kr = kernel_rep(&c, 0);
+	assert_int_equal(kr->boots, 3);
+	assert_int_equal(kr->host_down, 3);
+	assert_int_equal(kr->status, LAB_STATUS_INFRA);
+	assert_int_equal(kr->failure, POOL_FAILURE_INFRA);
+	assert_non_null(strstr(kr->why, "3 lab hosts booted"));
+	assert_int_equal(c.place.next, 3);
+	lab_case_clear(&c);
+}
+
+/* The run inside exits with something other than a verdict (2: it refused
+ * its input; 125: it could not test): INFRA naming why; an exit 0 with no
+ * run.json is INFRA too. */
+static void test_place_inner_exit(void **state)
+{
+	static const struct { enum fake_act act; int code; const char *why; } cases[] = {
+		{ ACT_DONE_FILES, 2, "it refused its input" },
+		{ ACT_DONE_FILES, 125, "it could not test" },
+		{ ACT_NONE, 0, "exited 0" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		const struct fake_step steps[] = { { .act = cases[i].act, .end = PLACE_DONE,
+						     .code = cases[i].code } };
+		struct lab_case c = { 0 };
+		const struct lab_kernel_report *kr;
+
+		assert_int_equal(lab_case_run(&c, state, steps, 1, 1), 0);
+		kr = kernel_rep(&c, 0);
+		assert_int_equal(kr->status, LAB_STATUS_INFRA);
+		assert_int_equal(kr->failure, POOL_FAILURE_INFRA);
+		if (!strstr(kr->why, cases[i].why))
+			fail_msg("case %zu: why '%s', want '%s'", i, kr->why, cases[i].why);
+		assert_int_equal(c.rep.exit_code, 125);
+		lab_case_clear(&c);
+	}
+}
+
+/* A place that cannot get ready for a kernel, or cannot even try, makes
+ * that kernel INFRA and the lab goes on with the next; two kernels, one
+ * untested, cannot be compared: CANNOT_TELL, exit 125. */
+static void test_place_cannot(void **state)
+{
+	static const struct fake_step steps[] = {
+		{ .act = ACT_DONE_FILES, .end = PLACE_DONE },
+		{ .act = ACT_DONE_FILES, .end = PLACE_DONE },
+	};
+
+	for (int how = 0; how < 2; how++) {
+		struct lab_case c = { 0 };
+		const struct lab_kernel_report *kr;
+
+		c.place.prepare_fails = how == 0;
+		c.place.attempt_error = how == 1 ? -EIO : 0;
+		assert_int_equal(lab_case_run(&c, state, steps, G_N_ELEMENTS(steps), 2), 0);
+		assert_int_equal(c.place.prepares, 2);
+		assert_int_equal(c.place.argv->len, how == 0 ? 0 : 2);
+		for (guint k = 0; k < 2; k++) {
+			kr = kernel_rep(&c, k);
+			assert_int_equal(kr->status, LAB_STATUS_INFRA);
+			assert_int_equal(kr->failure, POOL_FAILURE_INFRA);
+			assert_non_null(strstr(kr->why, how == 0 ? "no image for" : "the place broke"));
+		}
+		assert_int_equal(c.rep.exit_code, 125);
+		assert_non_null(strstr(c.rep.summary, "CANNOT_TELL"));
+		lab_case_clear(&c);
+	}
+}
+
+/* Two kernels, each attempt for its own kernel in order; both clean: the
+ * diff from the base has nothing to say (exit 0). */
+static void test_place_two_kernels(void **state)
+{
+	static const struct fake_step steps[] = {
+		{ .act = ACT_DONE_FILES, .end = PLACE_DONE },
+		{ .act = ACT_DONE_FILES, .end = PLACE_DONE },
+	};
+	struct lab_case c = { 0 };
+
+	assert_int_equal(lab_case_run(&c, state, steps, 2, 2), 0);
+	assert_int_equal(c.place.prepares, 2);
+	assert_string_equal(c.place.kernels->pdata[0], "base");
+	assert_string_equal(c.place.kernels->pdata[1], "patched");
+	assert_int_equal(kernel_rep(&c, 0)->status, LAB_STATUS_CLEAN);
+	assert_int_equal(kernel_rep(&c, 1)->status, LAB_STATUS_CLEAN);
+	assert_int_equal(c.rep.exit_code, 0);
+	assert_non_null(strstr(c.rep.summary, "diff base -> patched: "));
+	lab_case_clear(&c);
+}
+
+/* A signal while an attempt runs: the lab stops with -EINTR, the place is
+ * closed and the kernel's preparation finished. */
+static void test_place_interrupted(void **state)
+{
+	static const struct fake_step steps[] = { { .end = PLACE_INTERRUPTED } };
+	struct lab_case c = { 0 };
+
+	assert_int_equal(lab_case_run(&c, state, steps, 1, 2), -EINTR);
+	assert_int_equal(c.place.argv->len, 1);
+	lab_case_clear(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +695,16 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_lacks, setup, teardown),
 		cmocka_unit_test(test_sizing),
+		cmocka_unit_test_setup_teardown(test_place_clean, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_place_failed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_place_lost_unarmed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_place_lost_armed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_place_tcg_silence, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_place_max_boots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_place_inner_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_place_cannot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_place_two_kernels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_place_interrupted, setup, teardown),
 	};
 
 	return test_run_group(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include "fleet.h"
 #include "hbproto.h"
 #include "image.h"
+#include "place.h"
 #include "journal.h"
 #include "infile.h"
 #include "log.h"
@@ -23,12 +24,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#define LAB_TICK_US 200000
-#define LAB_EVIDENCE_WAIT_US 1500000   /* the fleet completes a verdict's console tail */
 #define LAB_DEFAULT_MAX_BOOTS 64
 #define LAB_DEFAULT_TIMEOUT_S (6 * 3600)
 #define LAB_LOST_IN_A_ROW 2             /* lost with no batch armed: then INFRA */
-#define LAB_CONSOLE_TAIL 6000
 
 static const char *const status_names[LAB_STATUS_COUNT] = { "clean", "harm", "infra" };
 
@@ -271,7 +269,8 @@ struct lab {
 	char *dir, *id;
 	json_t *outer;              /* the outer host's fingerprint */
 	bool tcg;
-	char *guest_kernel;         /* the nested guests' image, built up front */
+	const struct place_ops *place;
+	void *place_priv;
 	char *self;                 /* this pmucanary, run inside by path */
 	unsigned int guests, guest_mib;
 	gint64 t0_us;
@@ -287,29 +286,6 @@ struct lab {
 	gint64 deadline_us;         /* the kernel's --timeout */
 	gint64 kernel_t0_us;        /* when the kernel under way started */
 };
-
-enum boot_end {
-	BOOT_DONE,      /* the inner run exited; code set */
-	BOOT_LOST,      /* the lab host died: lost_as and evidence set */
-	BOOT_INFRA,     /* it never got ready, or the lab could not watch it */
-	BOOT_INTERRUPTED,
-};
-
-struct boot_result {
-	enum boot_end end;
-	int code;
-	enum outcome lost_as;       /* HOST_CRASH or HOST_HANG */
-	char *evidence;             /* lost/INFRA: verdict evidence or console tail */
-	double first_hb_s, ready_s;
-	bool before_ready;          /* lost or INFRA before the lab host was ready:
-				     * its kernel never came up (a boot failure) */
-};
-
-static void boot_result_clear(struct boot_result *b)
-{
-	g_free(b->evidence);
-	memset(b, 0, sizeof(*b));
-}
 
 static void progress(struct lab *l, const char *step, unsigned int boot)
 {
@@ -378,202 +354,9 @@ static void count_judged(struct lab *l)
 	l->judged = n;
 }
 
-static char *file_tail(const char *path, size_t max)
-{
-	g_autofree char *text = NULL;
-	gsize len = 0;
-	GString *out;
-
-	if (!g_file_get_contents(path, &text, &len, NULL))
-		return g_strdup_printf("(%s: unreadable)", path);
-	out = g_string_new(NULL);
-	for (gsize i = len > max ? len - max : 0; i < len; i++) {
-		char c = text[i];
-
-		if (c == '\r')
-			continue;
-		g_string_append_c(out, (c == '\n' || (c >= 0x20 && c < 0x7f)) ? c : '?');
-	}
-	return g_string_free(out, FALSE);
-}
-
 static const char *harm_word(enum outcome o)
 {
 	return o == OUTCOME_HOST_HANG ? "hung" : "crashed";
-}
-
-/* Boots one lab host for the kernel under way and watches it until the run
- * inside is done, the lab host is lost, or it cannot be used. */
-static int boot_lab_host(struct lab *l, const struct kernel *k, const struct image_info *img,
-			 unsigned int boot, struct boot_result *res)
-{
-	const struct lab_opts *o = l->o;
-	g_autofree char *run_id = g_strdup_printf("%s-k%zu", l->id, l->ki);
-	g_autofree char *root = image_cache_root();
-	g_autofree char *cache = g_build_filename(root, "lab", "libvirt-qemu", k->sha256, NULL);
-	g_autofree char *cmdline = NULL, *console = NULL;
-	/* The root read-only as it is; what the lab host writes, mapped: a
-	 * hostile kernel under test plants no setuid file or device node here. */
-	struct fleet_share shares[] = {
-		{ "/", HB_LAB_TAG_ROOT, true, false },
-		{ l->kr->dir, HB_LAB_TAG_RUN, false, true },
-		{ NULL, HB_LAB_TAG_CACHE, false, true },
-	};
-	struct fleet_config cfg = { 0 };
-	struct fleet *f = NULL;
-	uint64_t mark;
-	gint64 start = g_get_monotonic_time(), ready_by;
-	bool ready = false;
-	int e;
-
-	memset(res, 0, sizeof(*res));
-	res->first_hb_s = res->ready_s = -1;
-	if (g_mkdir_with_parents(cache, 0755) < 0)
-		return pc_fail(errno, "%s: %s", cache, g_strerror(errno));
-	shares[2].source = cache;
-	/* A lab host is the kernel under test, not a canary: a soft lockup, a
-	 * task blocked on 9p or an unknown NMI under an emulated CPU warns (the
-	 * run inside sees HOST_WARN) instead of panicking into a HOST_CRASH
-	 * bare metal would not have; later parameters win. */
-	cmdline = g_strdup_printf("pmucanary.canary_mib=0 pmucanary.role=lab pmucanary.lab_dir=%s "
-				  "kvm_amd.nested=1 kvm_intel.nested=1 softlockup_panic=0 "
-				  "hung_task_panic=0 unknown_nmi_panic=0", l->kr->dir);
-	cfg.uri = o->uri;
-	cfg.run_id = run_id;
-	cfg.run_dir = l->kr->dir;
-	cfg.guests = 1;
-	cfg.vcpus = o->vcpus ? o->vcpus : MAX(2u, (unsigned int)sysconf(_SC_NPROCESSORS_ONLN));
-	cfg.memory_mib = o->memory_mib ? o->memory_mib : lab_memory_mib(l->guests, l->guest_mib);
-	cfg.kernel = img->kernel_path;
-	cfg.initrd = img->initrd_path;
-	cfg.hb_interval_ms = 500;
-	/* an emulated lab host running nested guests is slow to schedule */
-	cfg.hb_timeout_ms = l->tcg ? 30000 : 10000;
-	cfg.boot_timeout_ms = o->boot_timeout_ms ? o->boot_timeout_ms : l->tcg ? 180000 : 60000;
-	cfg.force_tcg = l->tcg; /* the accel the configs were checked for */
-	cfg.no_work = true;
-	cfg.extra_cmdline = cmdline;
-	cfg.shares = shares;
-	cfg.share_count = G_N_ELEMENTS(shares);
-	cfg.qemu_as_root = true;
-	cfg.nested = true;
-
-	progress(l, "booting", boot);
-	if ((e = fleet_new(&cfg, &f)))
-		return e;
-	console = g_strdup_printf("%s/" FLEET_NAME_PREFIX "%s-0.console", l->kr->dir, run_id);
-	mark = fleet_mark(f);
-	if ((e = fleet_start(f))) {
-		g_autoptr(GPtrArray) vs = NULL;
-
-		if (fleet_signal_pending()) {
-			res->end = BOOT_INTERRUPTED;
-		} else {
-			res->end = BOOT_INFRA;
-			/* started, and the kernel under test never answered */
-			res->before_ready = e == -ETIMEDOUT;
-			fleet_verdicts_since(f, mark, &vs);
-			res->evidence = vs && vs->len ? g_strdup(((struct fleet_verdict *)vs->pdata[0])->evidence)
-						    : g_strdup(pc_errmsg());
-		}
-		e = 0; /* handled: the caller reads res */
-		goto out;
-	}
-	res->first_hb_s = (g_get_monotonic_time() - start) / 1e6;
-	progress(l, "libvirtd", boot);
-	/* libvirtd's QEMU probe is slow the first time under TCG */
-	ready_by = start + (gint64)(l->tcg ? 600 : 300) * G_USEC_PER_SEC;
-	for (;;) {
-		struct fleet_guest_status st;
-		g_autoptr(GPtrArray) vs = NULL;
-
-		if (fleet_signal_pending()) {
-			res->end = BOOT_INTERRUPTED;
-			break;
-		}
-		if ((e = fleet_guest_status(f, 0, &st)))
-			goto out;
-		fleet_verdicts_since(f, mark, &vs);
-		if (vs && vs->len) {
-			const struct fleet_verdict *v = vs->pdata[0];
-			enum outcome kind = v->kind;
-			uint64_t id = v->id;
-			g_autofree char *evidence = g_strdup(v->evidence);
-
-			if (kind == OUTCOME_INFRA) {
-				res->end = BOOT_INFRA;
-				res->evidence = g_steal_pointer(&evidence);
-				break;
-			}
-			/* panic, reset or silence: the lab host is lost. Let the
-			 * fleet add the console and what an NMI printed. */
-			res->end = BOOT_LOST;
-			res->before_ready = !ready;
-			res->lost_as = kind == OUTCOME_GUEST_HANG ? OUTCOME_HOST_HANG : OUTCOME_HOST_CRASH;
-			g_usleep(LAB_EVIDENCE_WAIT_US);
-			g_clear_pointer(&vs, g_ptr_array_unref);
-			if (fleet_verdicts_since(f, id - 1, &vs) == 0 && vs->len) {
-				g_free(evidence);
-				evidence = g_strdup(((struct fleet_verdict *)vs->pdata[0])->evidence);
-			}
-			res->evidence = g_strdup_printf("lab host %s %s (%s, lab host boot %u, %s; its "
-							"console is kept as lab-host-%u.console): %s",
-							k->name, harm_word(res->lost_as),
-							outcome_name(kind), boot, st.name, boot,
-							evidence ? evidence : "");
-			break;
-		}
-		if (!strcmp(st.lab_step, HB_LAB_FAILED)) {
-			g_autofree char *tail = file_tail(console, LAB_CONSOLE_TAIL);
-
-			res->end = BOOT_INFRA;
-			res->evidence = g_strdup_printf("the lab init failed (%s); console %s:\n%s",
-							g_strerror((int)st.lab_code), console, tail);
-			break;
-		}
-		if (!ready && (!strcmp(st.lab_step, HB_LAB_READY) || !strcmp(st.lab_step, HB_LAB_DONE))) {
-			ready = true;
-			res->ready_s = (st.lab_us - start) / 1e6;
-			progress(l, "run", boot);
-		}
-		if (!strcmp(st.lab_step, HB_LAB_DONE)) {
-			res->end = BOOT_DONE;
-			res->code = (int)st.lab_code;
-			break;
-		}
-		if (!ready && g_get_monotonic_time() > ready_by) {
-			g_autofree char *tail = file_tail(console, LAB_CONSOLE_TAIL);
-
-			res->end = BOOT_INFRA;
-			res->evidence = g_strdup_printf("the lab host did not get ready (libvirtd) within "
-							"%.0f s; console %s:\n%s",
-							(ready_by - start) / 1e6, console, tail);
-			break;
-		}
-		if (ready) {
-			count_judged(l);
-			progress(l, "run", boot);
-		}
-		if (g_get_monotonic_time() > l->deadline_us) {
-			res->end = BOOT_INFRA;
-			res->evidence = g_strdup_printf("the kernel's run did not finish within %u s "
-							"(--timeout)", o->timeout_s ? o->timeout_s :
-							LAB_DEFAULT_TIMEOUT_S);
-			break;
-		}
-		g_usleep(LAB_TICK_US);
-	}
-	e = 0;
-out:
-	fleet_free(f);
-	/* keep every lab host's console: the next boot writes a new one */
-	if (console && g_file_test(console, G_FILE_TEST_EXISTS)) {
-		g_autofree char *keep = g_strdup_printf("%s/lab-host-%u.console", l->kr->dir, boot);
-
-		if (rename(console, keep) < 0)
-			pc_warn("%s: %s", keep, g_strerror(errno));
-	}
-	return e;
 }
 
 /* What the lab host wrote through the mapped share is root's and 0600 on
@@ -774,7 +557,7 @@ static int write_argv(struct lab *l, const char *scenario_copy, const char *ctx_
  * ("interrupted", signal 0: a resume arms it again) once; only a second
  * silence of the same batch is HOST_HANG, its evidence saying so. A panic
  * or a reset is judged at once: the emulator does not make those up. */
-static int note_host_down(struct lab *l, const struct boot_result *b, bool *noted,
+static int note_host_down(struct lab *l, const struct place_attempt *b, bool *noted,
 			  bool *retried)
 {
 	g_autoptr(journal_replay) rp = NULL;
@@ -843,6 +626,17 @@ static void kernel_infra_as(struct lab_kernel_report *kr, enum pool_failure fail
 
 #define kernel_infra(kr, ...) kernel_infra_as(kr, POOL_FAILURE_INFRA, __VA_ARGS__)
 
+/* The place's progress steps; "run" also counts the inner run's judged
+ * batches for the line. */
+static void place_step(void *ctx, const char *step, unsigned int attempt)
+{
+	struct lab *l = ctx;
+
+	if (!strcmp(step, "run"))
+		count_judged(l);
+	progress(l, step, attempt);
+}
+
 static int run_kernel(struct lab *l, const struct kernel *k)
 {
 	const struct lab_opts *o = l->o;
@@ -850,13 +644,12 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 	g_autofree char *scenario_copy = g_build_filename(kr->dir, "scenario.ini", NULL);
 	g_autofree char *ctx_path = g_build_filename(kr->dir, "lab-context.json", NULL);
 	g_autofree char *text = NULL;
-	g_autoptr(image_info) img = NULL;
-	g_autoptr(GPtrArray) mods = kernel_lab_modules(k);
-	struct image_options io = { 0 };
+	g_autofree char *run_id = g_strdup_printf("%s-k%zu", l->id, l->ki);
 	unsigned int lost_in_a_row = 0, lost_unready = 0;
 	g_autoptr(GHashTable) silent = g_hash_table_new(g_direct_hash, g_direct_equal);
 	unsigned int max_boots = o->max_boots ? o->max_boots : LAB_DEFAULT_MAX_BOOTS;
 	gint64 t0 = g_get_monotonic_time();
+	struct place_job job = { 0 };
 	json_t *ctx;
 	int e;
 
@@ -876,27 +669,26 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 	if (e)
 		return e;
 
-	/* The lab host's initramfs: the agent, and the modules the kernel has
-	 * as =m of what a lab host needs (none when all is built in). */
-	progress(l, "image", 0);
-	for (const char *const *m = image_default_modules; *m; m++)
-		g_ptr_array_add(mods, g_strdup(*m));
-	g_ptr_array_add(mods, NULL);
-	io.kernel = k->image;
-	io.modules_dir = k->modules_dir;
-	io.modules = (const char *const *)mods->pdata;
-	if ((e = image_build(&io, &img))) {
-		kernel_infra(kr, "cannot build the lab host's initramfs: %s", pc_errmsg());
-		return 0;
+	job.kernel = k;
+	job.label = kr->label;
+	job.dir = kr->dir;
+	job.run_id = run_id;
+	job.deadline_us = l->deadline_us;
+	job.timeout_s = o->timeout_s ? o->timeout_s : LAB_DEFAULT_TIMEOUT_S;
+	job.step = place_step;
+	job.step_ctx = l;
+	if (l->place->prepare && l->place->prepare(l->place_priv, &job) < 0) {
+		kernel_infra(kr, "%s", pc_errmsg());
+		goto done;
 	}
 
 	for (unsigned int boot = 1;; boot++) {
-		struct boot_result b;
+		struct place_attempt b;
 		bool noted = false, retried = false;
 
 		if ((e = write_argv(l, scenario_copy, ctx_path)))
 			return e;
-		e = boot_lab_host(l, k, img, boot, &b);
+		e = l->place->attempt(l->place_priv, &job, boot, &b);
 		kr->boots = boot;
 		if (boot == 1) {
 			kr->boot_s = b.first_hb_s;
@@ -904,20 +696,22 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 		}
 		if (e) {
 			kernel_infra(kr, "lab host %u: %s", boot, pc_errmsg());
-			boot_result_clear(&b);
+			place_attempt_clear(&b);
 			break;
 		}
-		if (b.end == BOOT_INTERRUPTED) {
-			boot_result_clear(&b);
+		if (b.end == PLACE_INTERRUPTED) {
+			place_attempt_clear(&b);
+			if (l->place->finish)
+				l->place->finish(l->place_priv, &job);
 			return pc_fail(EINTR, "interrupted by signal %d", fleet_signal_pending());
 		}
-		if (b.end == BOOT_INFRA) {
+		if (b.end == PLACE_FAILED) {
 			kernel_infra_as(kr, b.before_ready ? POOL_FAILURE_BOOT : POOL_FAILURE_INFRA,
 					"lab host %u did not come up: %s", boot, b.evidence);
-			boot_result_clear(&b);
+			place_attempt_clear(&b);
 			break;
 		}
-		if (b.end == BOOT_DONE) {
+		if (b.end == PLACE_DONE) {
 			g_autofree char *log = g_build_filename(kr->dir, HB_LAB_LOG_FILE, NULL);
 
 			g_clear_pointer(&l->run_dir, g_free);
@@ -928,19 +722,19 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 			    g_file_test(kr->run_json, G_FILE_TEST_IS_REGULAR)) {
 				kr->status = b.code ? LAB_STATUS_HARM : LAB_STATUS_CLEAN;
 			} else {
-				g_autofree char *tail = file_tail(log, 2000);
+				g_autofree char *tail = place_file_tail(log, 2000);
 
 				kernel_infra(kr, "the run inside the lab host exited %d (%s); %s:\n%s",
 					     b.code, b.code == 2 ? "it refused its input" :
 					     b.code == 125 ? "it could not test" : "unexpected", log, tail);
 			}
-			boot_result_clear(&b);
+			place_attempt_clear(&b);
 			break;
 		}
-		/* BOOT_LOST */
+		/* PLACE_LOST */
 		if ((e = note_host_down(l, &b, &noted, &retried))) {
 			kernel_infra(kr, "cannot record the lost lab host in the journal: %s", pc_errmsg());
-			boot_result_clear(&b);
+			place_attempt_clear(&b);
 			break;
 		}
 		progress(l, "lost", boot);
@@ -956,20 +750,23 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 			kernel_infra_as(kr, lost_unready >= lost_in_a_row ? POOL_FAILURE_BOOT :
 					POOL_FAILURE_INFRA, "the lab host was lost %u times in a row with "
 					"no batch armed (last: %s)", lost_in_a_row, b.evidence);
-			boot_result_clear(&b);
+			place_attempt_clear(&b);
 			break;
 		}
 		if (boot >= max_boots) {
 			kernel_infra(kr, "%u lab hosts booted and the run is not finished (last lost: %s)",
 				     boot, b.evidence);
-			boot_result_clear(&b);
+			place_attempt_clear(&b);
 			break;
 		}
-		boot_result_clear(&b);
+		place_attempt_clear(&b);
 		/* a fresh lab host resumes the run where its journal stops */
 		if (!l->run_dir)
 			l->run_dir = find_run_dir(kr->dir);
 	}
+done:
+	if (l->place->finish)
+		l->place->finish(l->place_priv, &job);
 	kr->total_s = (g_get_monotonic_time() - t0) / 1e6;
 	make_readable(kr->dir, 0);
 	return 0;
@@ -1148,7 +945,7 @@ int lab_run(const struct lab_opts *o, struct lab_report *rep)
 {
 	struct lab l = { .o = o };
 	g_autoptr(scenario) sc = NULL;
-	g_autoptr(image_info) guest_img = NULL;
+	struct place_params pp = { 0 };
 	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
 	g_autofree char *stamp = g_date_time_format(now, "%Y%m%dT%H%M%SZ");
 	g_autofree char *root = results_root(o);
@@ -1169,10 +966,17 @@ int lab_run(const struct lab_opts *o, struct lab_report *rep)
 		return pc_fail(ENOENT, "cannot find this program's path (/proc/self/exe)");
 	if ((e = fingerprint_collect(NULL, &l.outer)))
 		return e;
-	/* The nested guests' image, built here so that every lab host finds it
-	 * in the shared cache instead of building it in its tmpfs. */
-	if (!sc->kernel[0] && (e = image_build(NULL, &guest_img)))
-		pc_warn("the nested guests' image: %s (each lab host builds its own)", pc_errmsg());
+	l.place = o->place ? o->place : &place_labhost_ops;
+	pp.uri = o->uri;
+	pp.tcg = l.tcg;
+	pp.vcpus = o->vcpus;
+	pp.memory_mib = o->memory_mib ? o->memory_mib : lab_memory_mib(l.guests, l.guest_mib);
+	pp.boot_timeout_ms = o->boot_timeout_ms;
+	pp.guest_image = !sc->kernel[0];
+	if ((e = l.place->open(&pp, &l.place_priv)) < 0) {
+		l.place_priv = NULL;
+		goto out;
+	}
 
 	l.id = g_strdup_printf("lab-%s-%06x", stamp, g_random_int() & 0xffffff);
 	l.dir = g_build_filename(root, l.id, NULL);
@@ -1211,6 +1015,7 @@ out:
 	g_free(l.id);
 	g_free(l.self);
 	g_free(l.run_dir);
-	g_free(l.guest_kernel);
+	if (l.place_priv)
+		l.place->close(l.place_priv);
 	return e;
 }

@@ -1,22 +1,26 @@
 /* Lab hosts: the kernel axis on one machine (design.md "kernel",
  * `pmucanary lab`).
  *
- * For each kernel under test (kernel.h) lab_run() boots a lab host: a
+ * For each kernel under test (kernel.h) lab_run() runs `pmucanary run
+ * SCENARIO` on a machine booted with that kernel: a place a run executes
+ * (place.h). The built-in place is the lab host (place_labhost.c): a
  * transient libvirt domain (a fleet of one, fleet.h) running that kernel
  * with nested virtualization, the host's root shared read-only over
  * virtio-9p under a tmpfs overlay, the kernel's lab directory shared
  * writable at its own path, and the agent as /init in its lab role
- * (guest-images/agent.c): it starts libvirtd and runs `pmucanary run
- * SCENARIO` inside, whose guests are KVM guests of the lab kernel's KVM.
+ * (guest-images/agent_lab.c): it starts libvirtd and runs the run inside,
+ * whose guests are KVM guests of the lab kernel's KVM.
  *
- * The outer harness watches the lab host like a guest: console to a file,
- * heartbeats, LAB lines (hbproto.h), the panic device. When the lab host
- * panics, resets or stops answering while the inner run has a batch armed
- * (its journal lives on this host's disk), the lab appends a host-down line
- * (journal.h) naming that batch HOST_CRASH or HOST_HANG with the lab host's
- * console as evidence and boots a fresh lab host that resumes the run
- * (`run --resume`), so isolation still finishes. A lab host that never gets
- * ready, or that is lost twice in a row with no batch armed, is INFRA.
+ * The place watches its machine like a guest (console to a file,
+ * heartbeats, LAB lines, the panic device) and says how an attempt ended;
+ * the lab's policy is the same for every place. When the machine panics,
+ * resets or stops answering while the inner run has a batch armed (its
+ * journal lives on this host's disk), the lab appends a host-down line
+ * (journal.h) naming that batch HOST_CRASH or HOST_HANG with the machine's
+ * evidence and starts a fresh attempt that resumes the run (`run
+ * --resume`), so isolation still finishes. A machine that never gets
+ * ready, or that is lost twice in a row with no batch armed, makes the
+ * kernel INFRA: "boot" when the kernel never brought it up, else "infra".
  *
  * Layout under RESULTS/<lab-id>/:
  *   lab.json            what ran, per kernel, the diffs, the exit code
@@ -34,6 +38,7 @@
 #define PMUCANARY_LAB_H
 
 #include "kernel.h"
+#include "place.h"
 #include "pool.h"
 
 #include <glib.h>
@@ -74,6 +79,8 @@ struct lab_opts {
 	unsigned int boot_timeout_ms;  /* a lab host's first heartbeat; 0: 3 min
 					* under TCG, 1 min under KVM */
 	bool verbose;                  /* the inner runs log with -v */
+	const struct place_ops *place; /* where the runs execute; NULL: a lab host
+					* (place_labhost_ops) */
 	void (*progress)(void *ctx, const struct lab_progress *p);
 	void *progress_ctx;
 };
