@@ -115,7 +115,8 @@ int cmd_lab(int argc, char **argv)
 	struct lab_args args = { g_ptr_array_new_with_free_func(kernel_arg_free), NULL };
 	g_autofree char *base = NULL, *results = NULL, *uri = NULL, *selftest = NULL;
 	g_autofree char *scenario_path = NULL, *memory = NULL;
-	g_auto(GStrv) bins = NULL;
+	g_auto(GStrv) bins = NULL, place_opts = NULL;
+	g_autofree char *place = NULL;
 	gboolean tcg = FALSE, verbose_inner = FALSE, list_replays = FALSE;
 	g_autofree char *vcpus_opt = NULL, *boot_timeout_opt = NULL;
 	int vcpus = 0;
@@ -156,6 +157,14 @@ int cmd_lab(int argc, char **argv)
 		  "how long a lab host may take to its first heartbeat, 1..3600 s (default: "
 		  "180 under TCG, 60 under KVM); none by then: its kernel did not boot",
 		  "SECONDS" },
+		{ "place", 0, 0, G_OPTION_ARG_STRING, &place,
+		  "where each kernel's run executes: labhost (default: a libvirt domain here "
+		  "booted on the kernel, nested KVM inside) or lava (a LAVA device, one job per "
+		  "kernel run by lava-run here; its --place-opt: device=FILE, ramdisk=FILE|URL, "
+		  "dispatcher=FILE, device_type=NAME, pmucanary_path=PATH, timeout=MINUTES, "
+		  "kernel_args=ARGS)", "NAME" },
+		{ "place-opt", 0, 0, G_OPTION_ARG_STRING_ARRAY, &place_opts,
+		  "an option of the --place (repeatable)", "KEY=VALUE" },
 		{ "inner-verbose", 0, 0, G_OPTION_ARG_NONE, &verbose_inner,
 		  "the runs inside log progress details to NAME/inner.log", NULL },
 		{ "list-replays", 0, 0, G_OPTION_ARG_NONE, &list_replays,
@@ -215,6 +224,11 @@ int cmd_lab(int argc, char **argv)
 	if (!cli_bounded_seconds("lab", "boot-timeout", boot_timeout_opt, 1, 3600, &boot_timeout_s))
 		goto out;
 	o.boot_timeout_ms = (unsigned int)(boot_timeout_s * 1000 + 0.5);
+	if (place && !(o.place = place_backend(place))) {
+		fprintf(stderr, "pmucanary lab: --place %s: no such place (known: %s)\n", place,
+			place_backend_names());
+		goto out;
+	}
 	if (memory) {
 		unsigned int mib = 0;
 
@@ -250,6 +264,7 @@ int cmd_lab(int argc, char **argv)
 		o.base = i;
 	}
 	scenario_path = argc == 2 ? g_strdup(argv[1]) : cli_default_scenario();
+	o.place_options = (const char *const *)place_opts;
 	o.scenario = scenario_path;
 	o.kernels = (struct kernel *const *)kernels->pdata;
 	o.kernel_count = kernels->len;

@@ -106,6 +106,21 @@ fi
 # Names and the base.
 check boot-timeout-zero 2 "option --boot-timeout: 0 is out of range (1..3600)" \
 	lab --kernel "$vmlinuz" --boot-timeout 0
+# Places: an unknown one is named with the known ones before any kernel is
+# looked at; the lab host takes no options; the lava place names what it
+# lacks; a place that runs the scenario alone takes no --selftest-harm.
+check place-unknown 2 "--place nope: no such place (known: labhost, lava)" \
+	"$bin" lab --kernel /nonexistent/vmlinuz --place nope
+check place-opt-labhost 2 "--place-opt x=1: the place labhost takes no option 'x' (it takes: none)" \
+	"$bin" lab --results "$results" --kernel "$vmlinuz" --place-opt x=1
+check place-lava-no-device 2 "the place lava needs --place-opt device=FILE" \
+	"$bin" lab --results "$results" --kernel "$vmlinuz" --place lava
+check place-lava-bad-opt 2 "--place-opt device: expected KEY=VALUE" \
+	"$bin" lab --results "$results" --kernel "$vmlinuz" --place lava --place-opt device
+printf 'device_type: qemu\n' >"$tmp/dev.yaml"
+check place-lava-selftest 2 "--selftest-harm: the place lava runs the scenario alone" \
+	"$bin" lab --results "$results" --kernel "$vmlinuz" --place lava --place-opt "device=$tmp/dev.yaml" \
+	--place-opt "ramdisk=$tmp/dev.yaml" --selftest-harm cpu-clock
 check same-name 2 "both named '$release'" lab --kernel "$vmlinuz" --kernel "$release"
 check bad-base 2 "--base nosuch: no --kernel is named so" lab --kernel "$vmlinuz" --base nosuch
 # a kernel without :NAME is named by its release (--help), the first one too:

@@ -395,42 +395,65 @@ profiles = perf-modern
 dwell = 1s
 confirm = 1
 EOF
-# The test takes about 2 min; 6 is its timeout
-"$bin" lava job --device-type qemu --kernel "file://$kernel" --ramdisk "file://$work/rdlab.cpio.gz" \
-	--pmucanary-path /usr/bin/pmucanary --scenario "$work/device-run.ini" --timeout 6 \
-	--job-name it-lava-scenario -o "$work/scenario.yaml" ||
-	fail "lava job (scenario) exited $?"
-lava scenario $((id0 + 4)) devlab
-"$bin" lava collect "$work/scenario.log" --json "$work/scenario.json" 2>"$work/scenario.err"
-rc=$?
+# The device runs through `pmucanary lab --place lava`: the lab writes the
+# job, runs it with lava-run here, collects its log into the kernel's
+# run.json and reports as for a lab host. The test takes about 2 min; 6 is
+# its timeout.
+labrun() { # N: a lab over the device; its directory in $labdir
+	local start=$SECONDS
+	rm -rf "$work/labs$1"
+	mkdir -p "$work/labs$1"
+	"$bin" lab --place lava --place-opt "device=$work/devlab.yaml" \
+		--place-opt "ramdisk=$work/rdlab.cpio.gz" --place-opt "dispatcher=$work/dispatcher.yaml" \
+		--place-opt pmucanary_path=/usr/bin/pmucanary --place-opt timeout=6 \
+		--kernel "$kernel:device" --results "$work/labs$1" "$work/device-run.ini" \
+		>"$work/lab$1.out" 2>"$work/scenario.err"
+	rc=$?
+	labdir=$(ls -d "$work/labs$1"/lab-* 2>/dev/null | head -1)
+	cp "$labdir/device/lava-1.log" "$work/scenario.log" 2>/dev/null
+	cp "$labdir/device/lava-1.run/run.json" "$work/scenario.json" 2>/dev/null ||
+		echo '{"cells": []}' >"$work/scenario.json"
+	echo "     lab --place lava ($1): exit $rc, $((SECONDS - start)) s"
+}
+labrun 1
 # An emulated device can stall its own kernel under a loaded host (with two
 # TCG CPUs: RCU stalls, a timer that never fired, in 3 of 8 runs here; so
-# the device has one): the LAVA job fails (timeout, an error type). That is
-# the emulated device, not pmucanary: run the job once more, and say so.
-# Only then: the error type is a timeout or the device's infrastructure
-# (never Job, Test, Bug, Configuration or Canceled: those name a job or a
-# harness that is wrong), and pmucanary never reported its exit (a job that
-# finished and reported is never run again). The device console's stall
-# lines, if any, are shown.
-err_type=$(jq -r '.lava.error_type // empty' "$work/scenario.json" 2>/dev/null)
-if [ "$rc" = 125 ] && [ -n "$err_type" ]; then
-	why="$err_type: $(jq -r '.lava.error_msg // "" | .[0:100]' "$work/scenario.json")"
+# the device has one): the LAVA job fails (timeout, an error type) and the
+# lab says INFRA. That is the emulated device, not pmucanary: run the lab
+# once more, and say so. Only then: the error type is a timeout or the
+# device's infrastructure (never Job, Test, Bug, Configuration or Canceled:
+# those name a job or a harness that is wrong), and pmucanary never
+# reported its exit (a job that finished and reported is never run again).
+# The device console's stall lines, if any, are shown.
+if [ "$rc" = 125 ]; then
+	why=$(jq -r '.kernels[0].why // "" | .[0:200]' "$labdir/lab.json" 2>/dev/null)
+	err_type=$(printf '%s' "$why" | sed -n 's/.*error type \([A-Za-z]*\).*/\1/p')
 	if [[ $err_type != LAVATimeout && $err_type != Infrastructure ]]; then
-		fail "scenario job: the job failed ($why): not a device stall, not run again"
+		fail "lab --place lava: INFRA ($why): not a device stall, not run again"
 	elif grep '"lvl": "results"' "$work/scenario.log" | grep -qE '"case": (! )?"pmucanary-exit"'; then
-		fail "scenario job: the job failed ($why) after pmucanary reported its exit: not run again"
+		fail "lab --place lava: the job failed ($why) after pmucanary reported its exit: not run again"
 	else
 		stall=$(grep -aoE 'rcu: INFO: [^"]{0,60}|self-detected stall[^"]{0,40}|soft lockup[^"]{0,40}|clocksource[^"]{0,60}unstable' \
 			"$work/scenario.log" | head -2 | tr '\n' ';')
 		echo "     the device failed ($why) before pmucanary reported its exit;" \
 			"device console: ${stall:-no stall message}: once more"
-		lava scenario $((id0 + 5)) devlab
-		"$bin" lava collect "$work/scenario.log" --json "$work/scenario.json" 2>"$work/scenario.err"
-		rc=$?
+		labrun 2
 	fi
 fi
-[ "$rc" = 1 ] && ok "a scenario on the device: collect exits 1 (harm)" ||
-	fail "scenario job: collect exited $rc: $(cat "$work/scenario.err")"
+[ "$rc" = 1 ] && ok "lab --place lava: exit 1 (the kernel harmed a guest)" ||
+	fail "lab --place lava exited $rc: $(cat "$work/scenario.err" | tail -3) $(cat "$work/lab"*.out | tail -3)"
+[ "$(jq -r '.kernels[0].status' "$labdir/lab.json" 2>/dev/null)" = harm ] &&
+	[ "$(jq -r '.kernels[0].boots' "$labdir/lab.json")" = 1 ] &&
+	ok "lab.json: the kernel is harm, one LAVA job" ||
+	fail "lab.json: $(jq -c '.kernels[0]' "$labdir/lab.json" 2>&1 | head -c 400)"
+grep -q '^device (' "$labdir/matrix.txt" 2>/dev/null &&
+	ok "the lab's matrix has the device's row, under the lab's kernel name" ||
+	fail "matrix.txt: $(head -5 "$labdir/matrix.txt" 2>&1)"
+jq -e '[.limitations[] | select(startswith("lab: this run ran on a LAVA device"))] | length == 1' \
+	"$work/scenario.json" >/dev/null && ok "run.json says it ran on a LAVA device" ||
+	fail "no LAVA-device limitation in the kernel's run.json"
+[ -z "$(ls /var/lib/lava/dispatcher/tmp 2>/dev/null | grep -E '^3[0-9]{6}$')" ] &&
+	ok "the lab removed lava-run's job directory" || fail "lava-run's job directory was left"
 [ "$(jq -r '[.cells[] | "\(.spec)=\(.outcome) \(.k // 0)/\(.n // 0)"] | sort | join(",")' "$work/scenario.json")" = \
   "cpu-clock:u=GUEST_CRASH 1/1,cpu-clock=OK 0/0" ] &&
 	ok "cells: cpu-clock OK, cpu-clock:u GUEST_CRASH 1/1 (the device's nested guest crashed)" ||

@@ -688,6 +688,120 @@ static void test_place_interrupted(void **state)
 	lab_case_clear(&c);
 }
 
+/* The places by name, and the options each takes. */
+static void test_place_names_options(void **state)
+{
+	const char *ok[] = { "device=a", "timeout=5", NULL };
+	const char *no_eq[] = { "device", NULL };
+	const char *no_key[] = { "=x", NULL };
+	const char *unknown[] = { "timeout=5", "colour=red", NULL };
+	const char *twice[] = { "timeout=5", "device=a", "timeout=6", NULL };
+	const char *known[] = { "device", "timeout", NULL };
+
+	(void)state;
+	assert_ptr_equal(place_backend("labhost"), &place_labhost_ops);
+	assert_ptr_equal(place_backend("lava"), &place_lava_ops);
+	assert_null(place_backend("Lava"));
+	assert_null(place_backend(""));
+	assert_null(place_backend(NULL));
+	assert_string_equal(place_backend_names(), "labhost, lava");
+	assert_true(place_labhost_ops.runs_argv);
+	assert_false(place_lava_ops.runs_argv);
+
+	assert_int_equal(place_options_check(&place_lava_ops, ok, known), 0);
+	assert_int_equal(place_options_check(&place_lava_ops, NULL, known), 0);
+	assert_int_equal(place_options_check(&place_lava_ops, no_eq, known), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "--place-opt device: expected KEY=VALUE"));
+	assert_int_equal(place_options_check(&place_lava_ops, no_key, known), -EINVAL);
+	assert_int_equal(place_options_check(&place_lava_ops, unknown, known), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "no option 'colour'"));
+	assert_non_null(strstr(pc_errmsg(), "(it takes: device, timeout)"));
+	assert_int_equal(place_options_check(&place_lava_ops, twice, known), -EINVAL);
+	assert_non_null(strstr(pc_errmsg(), "--place-opt timeout given twice"));
+	/* a key is matched whole: "time" is not "timeout", "device2" not "device" */
+	assert_string_equal(place_option(ok, "timeout"), "5");
+	assert_null(place_option(ok, "time"));
+	assert_null(place_option((const char *[]){ "device2=x", NULL }, "device"));
+	assert_string_equal(place_option((const char *[]){ "kernel_args=a=b c", NULL }, "kernel_args"),
+			    "a=b c");
+}
+
+/* What the lava place refuses before anything starts: its required files,
+ * its timeout's range (1..1440 minutes, both ends taken), a device type it
+ * writes no jobs for; and what the lab refuses of a place that runs the
+ * scenario alone. The lab-host kernel needs are a lab host's, not a
+ * device's. */
+static void test_place_lava_check(void **state)
+{
+	struct fixture *f = root_fixture(state);
+	g_autofree char *dev = g_build_filename(f->tmp, "device.yaml", NULL);
+	g_autofree char *rd = g_build_filename(f->tmp, "rd.cpio.gz", NULL);
+	g_autofree char *o_dev = g_strconcat("device=", dev, NULL);
+	g_autofree char *o_rd = g_strconcat("ramdisk=", rd, NULL);
+	g_autofree char *lava_run = g_find_program_in_path("lava-run");
+	bool have_lava = lava_run != NULL;
+	static const struct { const char *extra; const char *want; } bad[] = {
+		{ "timeout=0", "timeout=0: minutes, 1..1440" },
+		{ "timeout=1441", "timeout=1441: minutes" },
+		{ "timeout=+5", "timeout=+5: minutes" },
+		{ "timeout=5m", "timeout=5m: minutes" },
+		{ "device_type=bogus", "device_type=bogus: not a device type" },
+		{ "dispatcher=/nonexistent/d.yaml", "dispatcher=/nonexistent/d.yaml: no such file" },
+		{ "ramdisk2=x", "no option 'ramdisk2'" },
+	};
+	struct lab_opts o = f->o;
+
+	assert_true(g_file_set_contents(dev, "device_type: qemu\n", -1, NULL));
+	assert_true(g_file_set_contents(rd, "x", -1, NULL));
+	o.place = &place_lava_ops;
+	o.place_options = (const char *const[]){ NULL };
+	expect_bad(&o, "needs --place-opt device=FILE");
+	o.place_options = (const char *const[]){ "device=/nonexistent/dev.yaml", NULL };
+	expect_bad(&o, "device=/nonexistent/dev.yaml: no such file");
+	o.place_options = (const char *const[]){ o_dev, NULL };
+	expect_bad(&o, "needs --place-opt ramdisk=FILE|URL");
+	o.place_options = (const char *const[]){ o_dev, "ramdisk=/nonexistent/rd", NULL };
+	expect_bad(&o, "ramdisk=/nonexistent/rd: no such file");
+	o.place_options = (const char *const[]){ o_dev, "ramdisk=http://with space/rd", NULL };
+	expect_bad(&o, "--place-opt ramdisk");
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		o.place_options = (const char *const[]){ o_dev, o_rd, bad[i].extra, NULL };
+		expect_bad(&o, bad[i].want);
+	}
+	for (int t = 0; t < 2; t++) {
+		o.place_options = (const char *const[]){ o_dev, o_rd, t ? "timeout=1440" : "timeout=1",
+							  "device_type=qemu", NULL };
+		if (have_lava)
+			assert_int_equal(lab_validate(&o), 0);
+		else
+			expect_bad(&o, "lava-run");
+	}
+	/* the device runs the scenario, not the lab's argv */
+	o.place_options = (const char *const[]){ o_dev, o_rd, NULL };
+	o.selftest = "cpu-clock:u=crash";
+	expect_bad(&o, "--selftest-harm: the place lava runs the scenario alone");
+	o.selftest = NULL;
+	o.perf_binaries = (const char *const[]){ "/bin/true" };
+	o.perf_binary_count = 1;
+	expect_bad(&o, "--perf-binary: the place lava");
+	o.perf_binary_count = 0;
+	/* a kernel without KVM cannot be a lab host; a device may carry it */
+	f->k[2] = fake_kernel("nokvm", "KVM");
+	o.kernels = f->k;
+	o.kernel_count = 3;
+	if (have_lava)
+		assert_int_equal(lab_validate(&o), 0);
+	o.place = NULL;
+	o.place_options = NULL;
+	expect_bad(&o, "CONFIG_KVM is not set");
+	/* the lab host takes no options */
+	o.kernel_count = 2;
+	o.place_options = (const char *const[]){ "device=x", NULL };
+	expect_bad(&o, "the place labhost takes no option 'device' (it takes: none)");
+	unlink(dev);
+	unlink(rd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -695,6 +809,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_lacks, setup, teardown),
 		cmocka_unit_test(test_sizing),
+		cmocka_unit_test(test_place_names_options),
+		cmocka_unit_test_setup_teardown(test_place_lava_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_place_clean, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_place_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_place_lost_unarmed, setup, teardown),

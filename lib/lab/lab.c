@@ -70,17 +70,7 @@ unsigned int lab_memory_mib(unsigned int guests, unsigned int guest_mib)
 
 const char *lab_kvm_vendor(bool tcg)
 {
-	g_autofree char *cpuinfo = NULL;
-
-	if (tcg)
-		return "amd";
-	if (!g_file_get_contents("/proc/cpuinfo", &cpuinfo, NULL, NULL))
-		return NULL;
-	if (strstr(cpuinfo, "AuthenticAMD") || strstr(cpuinfo, "HygonGenuine"))
-		return "amd";
-	if (strstr(cpuinfo, "GenuineIntel"))
-		return "intel";
-	return NULL;
+	return place_kvm_vendor(tcg);
 }
 
 /* Whether lab hosts boot under TCG here (the fleet decides the same way:
@@ -187,12 +177,27 @@ static int results_xattr_ok(const char *root)
 			       "xfs or btrfs", root, g_strerror(e));
 	return 0;
 }
+/* What the lab asks of its place. */
+static void place_params_of(const struct lab_opts *o, const struct scenario *sc,
+			    struct place_params *pp)
+{
+	memset(pp, 0, sizeof(*pp));
+	pp->uri = o->uri;
+	pp->tcg = lab_tcg(o);
+	pp->vcpus = o->vcpus;
+	pp->memory_mib = o->memory_mib ? o->memory_mib : lab_memory_mib(sc->guests, sc->memory_mib);
+	pp->boot_timeout_ms = o->boot_timeout_ms;
+	pp->guest_image = !sc->kernel[0];
+	pp->options = o->place_options;
+}
+
 int lab_validate(const struct lab_opts *o)
 {
 	g_autoptr(scenario) sc = NULL;
 	g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *root = results_root(o);
-	const char *kvm = lab_kvm_vendor(lab_tcg(o));
+	const struct place_ops *place = o->place ? o->place : &place_labhost_ops;
+	struct place_params pp;
 	int e;
 
 	if (geteuid() != 0)
@@ -209,6 +214,14 @@ int lab_validate(const struct lab_opts *o)
 		return pc_fail(EINVAL, "no scenario given");
 	if ((e = scenario_load(o->scenario, &sc)))
 		return pc_errno_bad_path(e) ? as_bad_input() : e;
+	place_params_of(o, sc, &pp);
+	if (place->check && (e = place->check(&pp)))
+		return e == -EINVAL ? e : as_bad_input();
+	if (!place->runs_argv && (o->perf_binary_count || o->selftest || o->verbose))
+		return pc_fail(EINVAL, "%s: the place %s runs the scenario alone (no --perf-binary, "
+			       "--selftest-harm or --inner-verbose)",
+			       o->perf_binary_count ? "--perf-binary" : o->selftest ?
+			       "--selftest-harm" : "--inner-verbose", place->name);
 	for (size_t i = 0; i < o->kernel_count; i++) {
 		const struct kernel *k = o->kernels[i];
 
@@ -222,12 +235,12 @@ int lab_validate(const struct lab_opts *o)
 		    strlen(k->name))
 			return pc_fail(EINVAL, "--kernel %s: its name '%s' is a directory name here: "
 				       "give one of [A-Za-z0-9_.+-] (KERNEL:NAME)", k->arg, k->name);
-		{
-			g_autoptr(GPtrArray) kw = NULL;
+		if (place->check_kernel) {
+			g_autoptr(GPtrArray) kw = g_ptr_array_new_with_free_func(g_free);
 
-			if ((e = kernel_check_lab(k, kvm, NULL, &kw)))
+			if ((e = place->check_kernel(&pp, k, kw)))
 				return e == -EINVAL ? e : as_bad_input();
-			for (guint w = 0; kw && w < kw->len; w++)
+			for (guint w = 0; w < kw->len; w++)
 				g_ptr_array_add(warnings, g_strdup_printf("--kernel %s: %s", k->arg,
 									  (char *)kw->pdata[w]));
 		}
@@ -272,7 +285,6 @@ struct lab {
 	const struct place_ops *place;
 	void *place_priv;
 	char *self;                 /* this pmucanary, run inside by path */
-	unsigned int guests, guest_mib;
 	gint64 t0_us;
 	double first_kernel_s;      /* for the ETA */
 	unsigned int kernels_done;
@@ -673,6 +685,7 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 	job.label = kr->label;
 	job.dir = kr->dir;
 	job.run_id = run_id;
+	job.scenario = scenario_copy;
 	job.deadline_us = l->deadline_us;
 	job.timeout_s = o->timeout_s ? o->timeout_s : LAB_DEFAULT_TIMEOUT_S;
 	job.step = place_step;
@@ -716,7 +729,9 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 
 			g_clear_pointer(&l->run_dir, g_free);
 			l->run_dir = find_run_dir(kr->dir);
-			if (l->run_dir)
+			if (b.run_json)
+				kr->run_json = g_strdup(b.run_json);
+			else if (l->run_dir)
 				kr->run_json = g_build_filename(l->run_dir, "run.json", NULL);
 			if ((b.code == 0 || b.code == 1) && kr->run_json &&
 			    g_file_test(kr->run_json, G_FILE_TEST_IS_REGULAR)) {
@@ -958,8 +973,6 @@ int lab_run(const struct lab_opts *o, struct lab_report *rep)
 	if ((e = scenario_load(o->scenario, &sc)))
 		return e;
 	l.tcg = lab_tcg(o);
-	l.guests = sc->guests;
-	l.guest_mib = sc->memory_mib;
 	l.t0_us = g_get_monotonic_time();
 	l.self = exe ? g_strdup(exe) : NULL;
 	if (!l.self)
@@ -967,12 +980,7 @@ int lab_run(const struct lab_opts *o, struct lab_report *rep)
 	if ((e = fingerprint_collect(NULL, &l.outer)))
 		return e;
 	l.place = o->place ? o->place : &place_labhost_ops;
-	pp.uri = o->uri;
-	pp.tcg = l.tcg;
-	pp.vcpus = o->vcpus;
-	pp.memory_mib = o->memory_mib ? o->memory_mib : lab_memory_mib(l.guests, l.guest_mib);
-	pp.boot_timeout_ms = o->boot_timeout_ms;
-	pp.guest_image = !sc->kernel[0];
+	place_params_of(o, sc, &pp);
 	if ((e = l.place->open(&pp, &l.place_priv)) < 0) {
 		l.place_priv = NULL;
 		goto out;

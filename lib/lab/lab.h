@@ -81,6 +81,7 @@ struct lab_opts {
 	bool verbose;                  /* the inner runs log with -v */
 	const struct place_ops *place; /* where the runs execute; NULL: a lab host
 					* (place_labhost_ops) */
+	const char *const *place_options; /* the place's KEY=VALUE (may be NULL) */
 	void (*progress)(void *ctx, const struct lab_progress *p);
 	void *progress_ctx;
 };

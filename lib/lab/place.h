@@ -13,10 +13,18 @@
  * its journal stops), so a place keeps nothing of an attempt but what it
  * writes in the kernel's directory.
  *
- * Backends: "labhost" (place_labhost.c), a transient libvirt domain booted
- * on the kernel with nested virtualization and the host's root shared
- * read-only. The test tree adds its own (tests/test_lab.c) to drive the
- * lab's policy without libvirtd. */
+ * Backends, by name (place_backend()):
+ *   labhost  (place_labhost.c) a transient libvirt domain on this machine
+ *            booted on the kernel with nested virtualization and the
+ *            host's root shared read-only; it runs the lab's argv, so a
+ *            lost one is resumed.
+ *   lava     (place_lava.c) a LAVA device driven by the real dispatcher
+ *            here (lava-run, a device dictionary): one job per attempt
+ *            that boots the kernel and runs the scenario, its log
+ *            collected (lava.h) into the kernel's run.json.
+ * Each takes its own options as KEY=VALUE (`lab --place-opt`). The test
+ * tree adds its own (tests/test_lab.c) to drive the lab's policy without
+ * libvirtd. */
 #ifndef PMUCANARY_PLACE_H
 #define PMUCANARY_PLACE_H
 
@@ -40,6 +48,8 @@ struct place_attempt {
 	char *evidence;            /* LOST/FAILED: what was seen (console tail, verdict) */
 	double first_hb_s;         /* start to the machine's first sign of life; < 0: none */
 	double ready_s;            /* start to "the run can start"; < 0: never */
+	char *run_json;            /* DONE: the run's run.json when the place wrote it
+				    * itself; NULL: the newest run directory in dir */
 	bool before_ready;         /* LOST/FAILED before it was ready: the kernel under
 				    * test never came up (a boot failure, not infra) */
 };
@@ -53,6 +63,7 @@ struct place_job {
 	const char *label;           /* kernel_label() */
 	const char *dir;             /* RESULTS/<lab-id>/NAME, shared with the machine */
 	const char *run_id;          /* unique per lab and kernel: names the machine */
+	const char *scenario;        /* the scenario the run executes (its copy in dir) */
 	gint64 deadline_us;          /* monotonic: the kernel's --timeout */
 	unsigned int timeout_s;      /* the same, for messages */
 	/* progress: steps "image", "booting", "libvirtd", "run" */
@@ -70,11 +81,21 @@ struct place_params {
 	bool guest_image;            /* the nested guests use the default image: a
 				      * place that shares this host's image cache
 				      * builds it once, up front */
+	const char *const *options;  /* the place's own, "KEY=VALUE", NULL-terminated
+				      * (may be NULL) */
 };
 
 struct place_ops {
 	const char *name;            /* [a-z0-9-]+ */
 	const char *what;            /* one line for --help and errors */
+	bool runs_argv;              /* the run inside is the lab's argv file: --resume,
+				      * --perf-binary and --selftest-harm reach it */
+	/* Before anything starts (lab_validate): the options (an unknown key,
+	 * a missing file: -EINVAL naming it) and each kernel (what the machine
+	 * needs of it; warnings appended as char *). Both optional. */
+	int (*check)(const struct place_params *p);
+	int (*check_kernel)(const struct place_params *p, const struct kernel *k,
+			    GPtrArray *warnings);
 	/* Once per lab, before any kernel: *priv is the place's own. */
 	int (*open)(const struct place_params *p, void **priv);
 	void (*close)(void *priv);
@@ -90,8 +111,24 @@ struct place_ops {
 	void (*finish)(void *priv, const struct place_job *job);
 };
 
-/* The built-in lab host (place_labhost.c). */
 extern const struct place_ops place_labhost_ops;
+extern const struct place_ops place_lava_ops;
+
+/* The backend named name, or NULL; place_backend_names() lists them
+ * ("labhost, lava"). */
+const struct place_ops *place_backend(const char *name);
+const char *place_backend_names(void);
+
+/* The value of KEY in a place's options (NULL when absent). An option that
+ * is not KEY=VALUE, or whose key is not one of known (NULL-terminated), or
+ * that is given twice: -EINVAL "--place-opt ...: ..." naming the place. */
+int place_options_check(const struct place_ops *ops, const char *const *options,
+			const char *const *known);
+const char *place_option(const char *const *options, const char *key);
+
+/* The KVM vendor a lab host gets from this machine: "amd" under TCG (QEMU
+ * emulates SVM only), else the CPU's vendor; NULL when unknown. */
+const char *place_kvm_vendor(bool tcg);
 
 /* The last max bytes of a text file, every byte that is not printable
  * ASCII or a newline shown as '?' ("(PATH: unreadable)" when it cannot be

@@ -27,35 +27,28 @@ struct labhost {
 	image_info *img;            /* the kernel under way's initramfs */
 };
 
-void place_attempt_clear(struct place_attempt *a)
-{
-	g_free(a->evidence);
-	memset(a, 0, sizeof(*a));
-}
-
-char *place_file_tail(const char *path, size_t max)
-{
-	g_autofree char *text = NULL;
-	gsize len = 0;
-	GString *out;
-
-	if (!g_file_get_contents(path, &text, &len, NULL))
-		return g_strdup_printf("(%s: unreadable)", path);
-	out = g_string_new(NULL);
-	for (gsize i = len > max ? len - max : 0; i < len; i++) {
-		char c = text[i];
-
-		if (c == '\r')
-			continue;
-		g_string_append_c(out, (c == '\n' || (c >= 0x20 && c < 0x7f)) ? c : '?');
-	}
-	return g_string_free(out, FALSE);
-}
-
 static void step(const struct place_job *job, const char *what, unsigned int attempt)
 {
 	if (job->step)
 		job->step(job->step_ctx, what, attempt);
+}
+
+/* A kernel boots as a lab host only with what the lab host needs built in
+ * or as modules (kernel_check_lab). */
+static int labhost_check_kernel(const struct place_params *p, const struct kernel *k,
+				GPtrArray *warnings)
+{
+	g_autoptr(GPtrArray) kw = NULL;
+	int e = kernel_check_lab(k, place_kvm_vendor(p->tcg), NULL, &kw);
+
+	for (guint w = 0; kw && w < kw->len; w++)
+		g_ptr_array_add(warnings, g_strdup(kw->pdata[w]));
+	return e;
+}
+
+static int labhost_check(const struct place_params *p)
+{
+	return place_options_check(&place_labhost_ops, p->options, (const char *const[]){ NULL });
 }
 
 static int labhost_open(const struct place_params *p, void **priv)
@@ -301,6 +294,9 @@ const struct place_ops place_labhost_ops = {
 	.name = "labhost",
 	.what = "a libvirt domain on this machine booted on the kernel under test, "
 		"nested KVM inside",
+	.runs_argv = true,
+	.check = labhost_check,
+	.check_kernel = labhost_check_kernel,
 	.open = labhost_open,
 	.close = labhost_close,
 	.prepare = labhost_prepare,
