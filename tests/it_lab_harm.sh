@@ -71,6 +71,11 @@ for k in first second; do
 	grep '"step":"fleet-up"' "$(dirname "$run")/journal.jsonl" | jq -e '.fleet.accel == "kvm"' >/dev/null &&
 		ok "$k: the crashed guests were KVM guests of the lab kernel" || bad "$k: nested guests not under KVM"
 done
+# the lab's report.html links each kernel's reproducers, inside its run
+grep -q '"p":"first/[^"]*/repro/' "$lab/report.html" 2>/dev/null &&
+	grep -q '"p":"second/[^"]*/repro/' "$lab/report.html" &&
+	ok "the lab's report.html links both kernels' reproducers" ||
+	bad "the lab's report.html has no reproducer links per kernel"
 jq -e '.diffs[0].verdict == "CLEAN"' "$lab/lab.json" >/dev/null && ok "diff first -> second: CLEAN" ||
 	bad "diff first -> second: $(jq -c '.diffs' "$lab/lab.json")"
 

@@ -154,6 +154,28 @@ else
 	else echo "ok   matrix says SELF-TEST"; fi
 	if jq -e '.selftest == true' "$json" >/dev/null; then echo "ok   run.json selftest flag"
 	else echo "FAIL run.json selftest flag"; fail=1; fi
+	# every GUEST_CRASH armed alone has its reproducer next to run.json,
+	# which builds with a plain cc, and report.html links it
+	rdir=$(dirname "$json")/repro
+	nrep=$(ls "$rdir" 2>/dev/null | wc -l)
+	ncrash=$(jq '[.cells[] | select(.outcome == "GUEST_CRASH" and .judged != "rule")] | length' "$json")
+	if [ "$nrep" = "$ncrash" ] && [ "$nrep" -ge 1 ]; then
+		echo "ok   run wrote $nrep reproducers, one per GUEST_CRASH armed alone"
+	else
+		echo "FAIL repro/: $nrep directories for $ncrash crashed cells"; fail=1
+	fi
+	one=$(ls -d "$rdir"/*/ 2>/dev/null | head -1)
+	if [ -n "$one" ] && cc -o "$work/repro-bin" "$one/repro.c" 2>"$work/cc.err" &&
+		grep -q "GUEST_CRASH" "$one/README.txt"; then
+		echo "ok   a reproducer builds with cc alone and its README names GUEST_CRASH"
+	else
+		echo "FAIL reproducer $one: $(head -3 "$work/cc.err" 2>/dev/null)"; fail=1
+	fi
+	if [ -n "$one" ] && grep -q "\"p\":\"repro/" "$(dirname "$json")/report.html"; then
+		echo "ok   report.html links the reproducers"
+	else
+		echo "FAIL report.html has no reproducer link"; fail=1
+	fi
 fi
 
 # The `git bisect run` contract on these real runs: the same run is no

@@ -15,6 +15,7 @@
 #include "journal.h"
 #include "log.h"
 #include "perfev.h"
+#include "repro.h"
 #include "results.h"
 #include "pool.h"
 #include "runner.h"
@@ -355,6 +356,9 @@ static void test_clean_run(void **state)
 		assert_false(outcome_is_harm(((struct cell *)set->cells->pdata[i])->outcome));
 	g_autofree char *mpath = g_build_filename(rep.run_dir, "matrix.txt", NULL);
 	assert_true(g_file_get_contents(mpath, &matrix, NULL, NULL));
+	/* no harm, no reproducer */
+	g_autofree char *repro = g_build_filename(rep.run_dir, "repro", NULL);
+	assert_false(g_file_test(repro, G_FILE_TEST_EXISTS));
 	runner_report_clear(&rep);
 }
 
@@ -463,7 +467,7 @@ static void test_selftest_harm(void **state)
  * how it was judged, and run.json carries the rule and reads back. */
 static void run_class_harm(struct fixture *fx, const char *isolate, const char *harm_key,
 			   struct result_set **out,
-			   unsigned int *rounds)
+			   unsigned int *rounds, char **run_dir)
 {
 	g_autofree char *ini = g_build_filename(fx->dir, "class.ini", NULL);
 	g_autofree char *text = NULL;
@@ -488,8 +492,31 @@ static void run_class_harm(struct fixture *fx, const char *isolate, const char *
 	assert_int_equal(rep.verdict, RUNNER_VERDICT_HARM);
 	*rounds = rep.rounds;
 	*out = read_run(rep.run_dir);
+	if (run_dir)
+		*run_dir = g_strdup(rep.run_dir);
 	runner_report_clear(&rep);
 	fake_clear(&f);
+}
+
+/* The run's reproducer directory for a cell, and whether it holds both
+ * files (repro.h). */
+static bool has_repro(const char *run_dir, const struct cell *c)
+{
+	g_autofree char *name = repro_dir_name(c);
+	g_autofree char *src = g_build_filename(run_dir, "repro", name, "repro.c", NULL);
+	g_autofree char *readme = g_build_filename(run_dir, "repro", name, "README.txt", NULL);
+
+	return g_file_test(src, G_FILE_TEST_IS_REGULAR) && g_file_test(readme, G_FILE_TEST_IS_REGULAR);
+}
+
+static unsigned int count_entries(const char *dir)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	unsigned int n = 0;
+
+	while (d && g_dir_read_name(d))
+		n++;
+	return n;
 }
 
 static void check_class(struct fixture *fx, const char *harm_key, unsigned int *by_rule,
@@ -499,10 +526,14 @@ static void check_class(struct fixture *fx, const char *harm_key, unsigned int *
 	unsigned int rounds, each_rounds;
 	json_t *rules, *rule;
 	g_autoptr(GString) matrix = g_string_new(NULL);
+	g_autofree char *run_dir = NULL, *repro = NULL, *html_path = NULL, *html = NULL;
 
 	*by_rule = *alone = 0;
-	run_class_harm(fx, "rule", harm_key, &set, &rounds);
-	run_class_harm(fx, "each", harm_key, &each, &each_rounds);
+	run_class_harm(fx, "rule", harm_key, &set, &rounds, &run_dir);
+	run_class_harm(fx, "each", harm_key, &each, &each_rounds, NULL);
+	repro = g_build_filename(run_dir, "repro", NULL);
+	html_path = g_build_filename(run_dir, "report.html", NULL);
+	assert_true(g_file_get_contents(html_path, &html, NULL, NULL));
 	rules = json_object_get(set->extra, "rules");
 	assert_int_equal(json_array_size(rules), 1);
 	rule = json_array_get(rules, 0);
@@ -523,6 +554,8 @@ static void check_class(struct fixture *fx, const char *harm_key, unsigned int *
 		assert_null(json_object_get(e->extra, "judged"));
 		if (!harm) {
 			assert_null(judged);
+			if (c->has_attr)
+				assert_false(has_repro(run_dir, c));
 			continue;
 		}
 		assert_non_null(judged);
@@ -533,15 +566,29 @@ static void check_class(struct fixture *fx, const char *harm_key, unsigned int *
 			assert_int_equal(c->n, 0);
 			assert_string_equal(results_cell_rule(c),
 					    json_string_value(json_object_get(rule, "text")));
+			/* a rule's class has no reproducer per cell */
+			assert_false(has_repro(run_dir, c));
 		} else {
 			assert_string_equal(judged, "alone");
 			(*alone)++;
 			assert_int_equal(c->k, 2);
 			assert_int_equal(c->n, 2);
 			assert_null(results_cell_rule(c));
+			/* a harm armed alone: its reproducer, linked from report.html */
+			{
+				g_autofree char *name = repro_dir_name(c);
+				g_autofree char *esc = g_uri_escape_string(name, NULL, FALSE);
+				g_autofree char *link = g_strdup_printf("\"p\":\"repro/%s/\"", esc);
+
+				assert_true(has_repro(run_dir, c));
+				if (!strstr(html, link))
+					fail_msg("report.html has no link %s", link);
+			}
 		}
 	}
 	assert_true(*alone >= 1);
+	/* nothing else in repro/ */
+	assert_int_equal(count_entries(repro), *alone);
 	print_message("harm %s: rule \"%s\": %u cells by rule, %u armed alone; %u rounds (each: %u)\n",
 		      harm_key, json_string_value(json_object_get(rule, "text")), *by_rule, *alone,
 		      rounds, each_rounds);
@@ -550,6 +597,51 @@ static void check_class(struct fixture *fx, const char *harm_key, unsigned int *
 	assert_non_null(strstr(matrix->str, json_string_value(json_object_get(rule, "text"))));
 	if (*by_rule)
 		assert_non_null(strstr(matrix->str, " by rule: "));
+}
+
+/* A run's own reproducers: one per harm armed alone, none for an errno
+ * cell (a default sweep has tens of thousands) or an OK one. r1a8 opens
+ * with ENOENT on a host without a hardware PMU (these machines); where it
+ * opens, the errno half has nothing to check and says so. */
+static void test_repro_only_harm(void **state)
+{
+	struct fixture *fx = armed_fixture(state);
+	struct fake f = { 0 };
+	struct runner_opts o = opts_for(fx);
+	struct runner_report rep;
+	g_autoptr(result_set) set = NULL;
+	g_autofree char *ini = g_build_filename(fx->dir, "repro.ini", NULL);
+	g_autofree char *repro = NULL;
+	unsigned int harm = 0, errno_cells = 0;
+
+	assert_true(g_file_set_contents(ini,
+		"[sweep]\nevents = cpu-clock\nmodifiers = -; u\nspecs = r1a8\n"
+		"profiles = perf-modern\n[load]\nbatch_size = 4\nconfirm = 2\ndwell = 10ms\n", -1, NULL));
+	o.scenario = ini;
+	o.selftest_spec = "cpu-clock:u";
+	o.selftest_harm = RUNNER_HARM_CRASH;
+	if (fake_run(&o, &f, &rep))
+		fail_msg("%s", pc_errmsg());
+	set = read_run(rep.run_dir);
+	for (guint i = 0; i < set->cells->len; i++) {
+		const struct cell *c = set->cells->pdata[i];
+		enum outcome_class k = outcome_class(c->outcome);
+
+		if (!c->has_attr)
+			continue;
+		if (k == OUTCOME_CLASS_HARM)
+			harm++;
+		errno_cells += k == OUTCOME_CLASS_ERRNO;
+		if (has_repro(rep.run_dir, c) != (k == OUTCOME_CLASS_HARM))
+			fail_msg("%s %s (%s): reproducer %s", c->profile, c->spec,
+				 outcome_name(c->outcome), has_repro(rep.run_dir, c) ? "written" : "missing");
+	}
+	assert_int_equal(harm, 1);
+	repro = g_build_filename(rep.run_dir, "repro", NULL);
+	assert_int_equal(count_entries(repro), harm);
+	if (!errno_cells)
+		print_message("r1a8 opened here (a hardware PMU): no errno cell to check\n");
+	runner_report_clear(&rep);
 }
 
 static void test_rule_cells(void **state)
@@ -1290,6 +1382,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pool_by_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rule_cells, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repro_only_harm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_selftest_harm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dwell_ends_when_all_harmed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_infra_and_resume, setup, teardown),

@@ -800,6 +800,8 @@ static int write_reports(struct lab *l, struct lab_report *rep)
 	const struct lab_opts *o = l->o;
 	g_autoptr(GPtrArray) sets = g_ptr_array_new_with_free_func((GDestroyNotify)result_set_free);
 	g_autoptr(GPtrArray) names = g_ptr_array_new();
+	/* each run's reproducers, relative to the lab's reports (NULL: none) */
+	g_autoptr(GPtrArray) repros = g_ptr_array_new_with_free_func(g_free);
 	struct result_set *base_set = NULL;
 	/* each kernel's run.json, read once (NULL: INFRA); sets owns them */
 	g_autofree struct result_set **by_kernel = g_new0(struct result_set *, rep->kernels->len);
@@ -827,6 +829,15 @@ static int write_reports(struct lab *l, struct lab_report *rep)
 		}
 		g_ptr_array_add(sets, set);
 		g_ptr_array_add(names, kr->name);
+		{
+			g_autofree char *run_dir = g_path_get_dirname(kr->run_json);
+			g_autofree char *repro = g_build_filename(run_dir, RUNNER_REPRO_DIR, NULL);
+			size_t dl = strlen(rep->dir);
+
+			g_ptr_array_add(repros, g_file_test(repro, G_FILE_TEST_IS_DIR) &&
+					!strncmp(repro, rep->dir, dl) && repro[dl] == '/' ?
+					g_strdup(repro + dl + 1) : NULL);
+		}
 		by_kernel[i] = set;
 		if (i == o->base)
 			base_set = set;
@@ -864,6 +875,7 @@ static int write_reports(struct lab *l, struct lab_report *rep)
 		};
 
 		ro.names = (const char *const *)names->pdata;
+		ro.repro_dirs = (const char *const *)repros->pdata;
 		ro.width = 120;
 		ro.base = o->kernel_count > 1 ? base_set : NULL;
 		ro.base_name = base->name;

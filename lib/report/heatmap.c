@@ -22,6 +22,7 @@
 #include "attr.h"
 #include "jsonstr.h"
 #include "matrix.h"
+#include "repro.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -198,6 +199,16 @@ static GString *hm_cell_extra(struct hm *h, const struct matrix_cell *mc, size_t
 				       strtab_add(&h->strs, diff_group_title(j.group)));
 	if (mc->disagree)
 		g_string_append_printf(x, ",\"d\":%u", mc->inputs);
+	if (h->ctx->opts && h->ctx->opts->repro_dirs && h->ctx->opts->repro_dirs[mc->source] &&
+	    repro_cell_auto(c)) {
+		g_autofree char *name = repro_dir_name(c);
+		g_autofree char *href = g_strdup_printf("%s/%s/", h->ctx->opts->repro_dirs[mc->source],
+							name);
+		g_autofree char *esc = g_uri_escape_string(href, "/", FALSE);
+
+		g_string_append(x, ",\"p\":");
+		js_str(x, esc);
+	}
 	if (mc->source != row_source)
 		g_string_append_printf(x, ",\"src\":%zu", mc->source);
 	if (c->per_cpu->len) {
@@ -898,6 +909,13 @@ static const char heatmap_script[] =
 	"    h.appendChild(el('span', 'chip v-' + v + ' c-' + c[1] + ' o-' + c[0], c[0]));\n"
 	"    box.appendChild(h);\n"
 	"    cellLines(r, i).forEach(function (l) { box.appendChild(el('div', 'line ' + l[0], l[1])); });\n"
+	"    var xp = r.x[i];\n"
+	"    if (xp && xp.p) {\n"
+	"      var rp = el('div', 'line repro', 'reproducer: '), a = el('a', 'repro', 'repro.c, README.txt');\n"
+	"      a.href = xp.p;\n"
+	"      rp.appendChild(a);\n"
+	"      box.appendChild(rp);\n"
+	"    }\n"
 	"    list.appendChild(box);\n"
 	"  });\n"
 	"  drill.appendChild(list);\n"

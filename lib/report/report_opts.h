@@ -16,6 +16,9 @@ struct report_options {
 	const struct result_set *base;   /* baseline: regressions fail; NULL: none */
 	const char *base_name;
 	const char *origin;              /* KCIDB origin, [a-z0-9_]+; NULL: "pmucanary" */
+	const char *const *repro_dirs;   /* repro_dirs[i]: where sets[i]'s reproducers
+					  * are (repro_cell_auto cells), relative to
+					  * the report; NULL or a NULL entry: none */
 	bool color;                      /* text: ANSI colours */
 	int width;                       /* text: columns; 0: 120 */
 };

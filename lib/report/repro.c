@@ -48,6 +48,12 @@ bool repro_cell_default(const struct cell *cell)
 	return cell->has_attr && (c == OUTCOME_CLASS_HARM || c == OUTCOME_CLASS_ERRNO);
 }
 
+bool repro_cell_auto(const struct cell *cell)
+{
+	return cell->has_attr && outcome_class(cell->outcome) == OUTCOME_CLASS_HARM &&
+	       !results_cell_rule(cell);
+}
+
 int repro_find_cell(const struct result_set *set, const char *name, const struct cell **out)
 {
 	g_autofree char *shown = text_escape(name);

@@ -39,6 +39,12 @@ struct repro_opts {
  * outcome is a harm or an errno. */
 bool repro_cell_default(const struct cell *cell);
 
+/* Whether a run writes the cell's reproducer itself (RUN/repro/, linked
+ * from report.html): a harm with an attr that was armed alone, not judged
+ * by a rule (a rule's class can be thousands of cells; its sample cells
+ * are armed alone and get theirs). */
+bool repro_cell_auto(const struct cell *cell);
+
 /* The cell of set named "PROFILE:SPEC" (the profile is the part before the
  * first ':' that makes a cell's name match). 0 and *out, or -ENOENT (no
  * such cell) or -EINVAL (no attr, or an outcome that is no kernel verdict:

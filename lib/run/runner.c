@@ -23,6 +23,7 @@
 #include "prober.h"
 #include "profile.h"
 #include "report.h"
+#include "repro.h"
 #include "results.h"
 #include "spec.h"
 
@@ -223,17 +224,35 @@ static int write_outputs(struct run *r)
 	g_autofree char *matrix_path = g_build_filename(r->run_dir, "matrix.txt", NULL);
 	g_autoptr(GString) matrix = g_string_new(NULL);
 	g_autoptr(GError) err = NULL;
+	g_autofree char *repro_path = NULL;
+	const char *repro_dirs[1] = { NULL };
 	int e;
 
 	results_format_matrix(r->set, matrix);
 	if (!g_file_set_contents(matrix_path, matrix->str, (gssize)matrix->len, &err))
 		return pc_fail(EIO, "%s: %s", matrix_path, err->message);
+	/* Every harm armed alone gets its reproducer, for the maintainer the
+	 * report.html links it to (issue 26). */
+	for (guint i = 0; i < r->set->cells->len; i++) {
+		const struct cell *c = r->set->cells->pdata[i];
+		struct repro_opts ro = { 0 };
+
+		if (!repro_cell_auto(c))
+			continue;
+		if (!repro_path) {
+			repro_path = g_build_filename(r->run_dir, RUNNER_REPRO_DIR, NULL);
+			repro_dirs[0] = RUNNER_REPRO_DIR;
+		}
+		if ((e = repro_write(r->set, json_path, c, &ro, repro_path, NULL)))
+			return e;
+	}
 	/* design.md "Report": the CI view and the heatmap beside the data. */
 	for (size_t i = 0; i < G_N_ELEMENTS(run_reports); i++) {
 		g_autofree char *path = g_build_filename(r->run_dir, run_reports[i].file, NULL);
 		const struct result_set *set = r->set;
+		struct report_options opts = { .repro_dirs = repro_dirs };
 
-		if ((e = report_write(run_reports[i].format, &set, 1, NULL, path)))
+		if ((e = report_write(run_reports[i].format, &set, 1, &opts, path)))
 			return e;
 	}
 	/* Last: a run.json says the run's outputs are all there (a full disk

@@ -4,7 +4,8 @@
  *   -> baseline (a dwell with nothing armed: harm here is INFRA)
  *   -> load phase (isolate.h decides the batches; load.h arms them; the
  *      guests and host kmsg judge them; journal.h records every step)
- *   -> cells -> results/<run-id>/{run.json, matrix.txt, journal.jsonl}
+ *   -> cells -> results/<run-id>/{run.json, matrix.txt, journal.jsonl,
+ *      report.html, junit.xml, repro/<cell>/ for every harm armed alone}
  *
  * The guests are a guest pool (pool.h), the backend the scenario's
  * `[fleet] pool` names ("libvirt" by default); a test registers a fake one
@@ -19,6 +20,10 @@
 #include <glib.h>
 #include <jansson.h>
 #include <stdbool.h>
+
+/* The run's reproducers (repro.h), one directory per harmed cell armed
+ * alone, linked from its report.html. */
+#define RUNNER_REPRO_DIR "repro"
 
 /* How the guests harm themselves in a self-test (agent command
  * "selftest <how>"). */
