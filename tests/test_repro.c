@@ -13,6 +13,7 @@
 
 #include "testutil.h"
 
+#include "hbproto.h"
 #include "log.h"
 #include "repro.h"
 #include "results.h"
@@ -413,6 +414,123 @@ static void test_file_numbers_in_range(void **state)
 	}
 }
 
+/* The values guest.sh sets, read back by a real /bin/sh: the script up to
+ * its fixed part, then the variables printed one per line. */
+static char *guest_sh_values(const GString *sh)
+{
+	g_autofree char *dir = test_tmpdir("test_repro_sh");
+	g_autofree char *path = g_build_filename(dir, "values.sh", NULL);
+	const char *end = strstr(sh->str, "\nhere=");
+	g_autofree char *head = NULL, *out = NULL, *err = NULL;
+	const char *argv[] = { "/bin/sh", path, NULL };
+	int status;
+
+	assert_non_null(end);
+	head = g_strndup(sh->str, end - sh->str + 1);
+	{
+		g_autofree char *body = g_strdup_printf("%s\nprintf '%%s\\n' \"$KERNEL\" \"$INITRD\" "
+							"\"$CMDLINE\" \"$ACCEL\" \"$MEM\" \"$SMP\" "
+							"\"$HB_TIMEOUT_S\" \"$BOOT_TIMEOUT_S\" "
+							"\"$GRACE_S\" \"$DWELL_MS\" \"$PORT\" "
+							"\"$RECORDED\"\n", head);
+
+		assert_true(g_file_set_contents(path, body, -1, NULL));
+	}
+	assert_true(g_spawn_sync(NULL, (char **)argv, (char *[]){ "PATH=/usr/bin:/bin", NULL }, 0,
+				 NULL, NULL, &out, &err, &status, NULL));
+	if (!g_spawn_check_wait_status(status, NULL))
+		fail_msg("sh: %s", err);
+	unlink(path);
+	test_tmpdir_remove(dir);
+	return g_steal_pointer(&out);
+}
+
+/* guest.sh: written only for a harm cell of a run whose run.json says how
+ * its initramfs guest booted; every value from the file reaches the shell
+ * as the very bytes it was (quotes, $(...), backquotes, spaces), a value a
+ * script line cannot carry (a newline, an escape) means no script; the
+ * scenario's numbers are read in range, else the fleet's defaults. */
+static void test_guest_sh(void **state)
+{
+	g_autoptr(result_set) set = read_data();
+	const struct cell *crash = NULL, *eop = NULL;
+	const char *why = NULL;
+	const char *kernel = "/k/it's $(touch /tmp/owned) `id` \\ \"x\"";
+	const char *cmdline = "console=ttyS0 panic=0 pmucanary.interval=500 a='b c' $HOME";
+	g_autoptr(GString) none = NULL, none2 = NULL, sh = NULL, sh2 = NULL, bad = NULL;
+	g_autofree char *want = NULL, *got = NULL, *got2 = NULL;
+	json_t *gk, *fleet;
+
+	(void)state;
+	assert_int_equal(repro_find_cell(set, "perf-3.6:cycles:pp", &crash), 0);
+	assert_int_equal(repro_find_cell(set, "perf-3.7:cycles:pp", &eop), 0);
+	/* this run.json predates the guest's recipe */
+	none = repro_guest_sh(set, crash, NULL, &why);
+	assert_null(none);
+	assert_non_null(strstr(why, "predates"));
+	gk = json_pack("{s:s,s:s,s:s,s:s}", "source", "distribution", "path", kernel,
+		       "initrd", "/i/initramfs.cpio", "cmdline", cmdline);
+	if (!set->extra)
+		set->extra = json_object();
+	json_object_set_new(set->extra, "guest_kernel", gk);
+	/* an errno cell has no guest to watch */
+	none2 = repro_guest_sh(set, eop, NULL, &why);
+	assert_null(none2);
+	assert_non_null(strstr(why, "only a harm cell"));
+
+	sh = repro_guest_sh(set, crash, NULL, &why);
+	assert_non_null(sh);
+	assert_true(g_str_has_prefix(sh->str, "#!/bin/sh\n"));
+	got = guest_sh_values(sh);
+	/* kvm, the fleet's defaults (no [fleet] in this file): 192 MiB, one
+	 * vCPU, heartbeat timeout 2 s (grace twice that), boot 30 s; the
+	 * scenario's dwell 1500 ms */
+	want = g_strdup_printf("%s\n/i/initramfs.cpio\n%s\nkvm\n192\n1\n2\n30\n4\n1500\n%s\n"
+			       "GUEST_CRASH, k/n %d/%d\n", kernel, cmdline, HB_PORT_NAME, crash->k,
+			       crash->n);
+	assert_string_equal(got, want);
+
+	/* the scenario's fleet, in range; tcg's own defaults where it is not */
+	fleet = json_pack("{s:i,s:i,s:i,s:i}", "memory_mib", 512, "vcpus", 2,
+			  "heartbeat_timeout_ms", 20001, "boot_timeout_ms", 0);
+	json_object_set_new(set->scenario, "fleet", fleet);
+	g_free(set->accel);
+	set->accel = g_strdup("tcg");
+	sh2 = repro_guest_sh(set, crash, &(struct repro_opts){ .dwell_ms = 250 }, &why);
+	assert_non_null(sh2);
+	got2 = guest_sh_values(sh2);
+	g_free(want);
+	want = g_strdup_printf("%s\n/i/initramfs.cpio\n%s\ntcg\n512\n2\n21\n120\n42\n250\n%s\n"
+			       "GUEST_CRASH, k/n %d/%d\n", kernel, cmdline, HB_PORT_NAME, crash->k,
+			       crash->n);
+	assert_string_equal(got2, want);
+	json_object_set_new(fleet, "memory_mib", json_integer(-1));
+	json_object_set_new(fleet, "vcpus", json_integer(65));
+	{
+		g_autoptr(GString) sh3 = repro_guest_sh(set, crash, NULL, &why);
+
+		assert_non_null(strstr(sh3->str, "\nMEM=192\nSMP=1\n"));
+	}
+
+	/* a newline or an escape in a value: no script */
+	json_object_set_new(gk, "cmdline", json_string("console=ttyS0\nrm -rf /"));
+	bad = repro_guest_sh(set, crash, NULL, &why);
+	assert_null(bad);
+	assert_non_null(strstr(why, "byte"));
+	json_object_set_new(gk, "cmdline", json_string(cmdline));
+	json_object_set_new(gk, "path", json_string("/k/\033]0;x\007"));
+	assert_null(repro_guest_sh(set, crash, NULL, &why));
+	/* a probe boots no guests; an empty initrd is a disk guest's */
+	json_object_set_new(gk, "path", json_string("/k/vmlinuz"));
+	json_object_set_new(gk, "initrd", json_string(""));
+	assert_null(repro_guest_sh(set, crash, NULL, &why));
+	assert_non_null(strstr(why, "disk guests"));
+	json_object_set_new(gk, "initrd", json_string("/i/rd"));
+	set->kind = RESULTS_KIND_PROBE;
+	assert_null(repro_guest_sh(set, crash, NULL, &why));
+	assert_non_null(strstr(why, "not a run"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -427,6 +545,7 @@ int main(void)
 		cmocka_unit_test(test_file_numbers_in_range),
 		cmocka_unit_test(test_readme_result_line),
 		cmocka_unit_test(test_readme_evidence_depth),
+		cmocka_unit_test(test_guest_sh),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,7 +149,20 @@ static int fg_start(void *ctx, const struct pool_spec *s, const char *run_dir, j
 	}
 	*why = POOL_FAILURE_NONE;
 	*info = fleet_json(fg->f);
-	json_object_set_new(*info, "guest_kernel", guest_kernel_json(kernel_from, kernel, img));
+	{
+		json_t *gk = guest_kernel_json(kernel_from, kernel, img);
+
+		/* how an initramfs guest boots, for a reproducer's guest.sh
+		 * (repro.h): its initrd and its whole command line */
+		if (!cfg.disk || mixed) {
+			g_autofree char *cmdline = fleet_kernel_cmdline(&(struct fleet_config){
+				.hb_interval_ms = cfg.hb_interval_ms, .canary_mib = cfg.canary_mib });
+
+			json_object_set_new(gk, "initrd", json_string(initrd));
+			json_object_set_new(gk, "cmdline", json_string(cmdline));
+		}
+		json_object_set_new(*info, "guest_kernel", gk);
+	}
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define REPRO_DIR_NAME_MAX 200
 
@@ -877,13 +878,227 @@ GString *repro_readme(const struct result_set *set, const char *result_name,
 			g_string_append(out, "\nNote: isolation found this attr harmful only together with "
 				"other attrs\n(the evidence's only_together_with); repro.c arms this one "
 				"alone, so\nit may not harm by itself.\n");
-		if (cls == OUTCOME_CLASS_HARM)
+		if (cls == OUTCOME_CLASS_HARM) {
+			g_autoptr(GString) guest = NULL;
+			const char *no_guest;
+
 			g_string_append(out, "\nThe harm is not in the exit code: start KVM guests on the "
 				"host first\n(any kernel; keep their vCPUs busy so that PMU interrupts land "
 				"in guest\ncontext), run ./repro on the host, and watch the guests' consoles "
 				"and the\nhost's dmesg for what the evidence above shows.\n");
+			guest = repro_guest_sh(set, cell, opts, &no_guest);
+			if (guest)
+				g_string_append(out, "\nOr let guest.sh do it: it boots the guest this run "
+					"used with plain QEMU\n(the kernel, initrd and command line recorded "
+					"in the result file), runs\n./repro beside it and watches the guest's "
+					"console and heartbeats:\n  ./guest.sh         # exit 1: harmed, "
+					"0: not, 125: the guest never came up\n");
+			else
+				g_string_append_printf(out, "\nNo guest.sh: %s.\n", no_guest);
+		}
 	}
 	return out;
+}
+
+
+/* ---- guest.sh ---------------------------------------------------------------- */
+
+/* The agent's heartbeat port (guests/hbproto.h HB_PORT_NAME, a layer above
+ * this one: test_repro checks that they agree). */
+#define REPRO_HB_PORT "org.pmucanary.hb"
+
+/* s single-quoted for sh; false when it holds a byte that is not printable
+ * ASCII (a newline would end the assignment, others confuse a terminal). */
+static bool sh_quote_append(GString *out, const char *s)
+{
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			return false;
+	g_string_append_c(out, '\'');
+	for (const char *p = s; *p; p++) {
+		if (*p == '\'')
+			g_string_append(out, "'\\''");
+		else
+			g_string_append_c(out, *p);
+	}
+	g_string_append_c(out, '\'');
+	return true;
+}
+
+/* The scenario's fleet number key in lo..hi, else dflt (the file is
+ * untrusted). */
+static unsigned int fleet_uint(const struct result_set *set, const char *key, unsigned int lo,
+			       unsigned int hi, unsigned int dflt)
+{
+	json_t *fleet = set->scenario ? json_object_get(set->scenario, "fleet") : NULL;
+	json_t *v = fleet ? json_object_get(fleet, key) : NULL;
+
+	if (json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi)
+		return (unsigned int)json_integer_value(v);
+	return dflt;
+}
+
+/* The script's fixed part: everything after the values. */
+static const char guest_sh_body[] =
+	"here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
+	"qemu=${GUEST_QEMU:-qemu-system-x86_64}\n"
+	"say() { echo \"guest.sh: $*\"; }\n"
+	"work=$(mktemp -d \"${TMPDIR:-/tmp}/guest-sh.XXXXXX\") || exit 125\n"
+	"qpid= rpid=\n"
+	"cleanup() {\n"
+	"\t[ -n \"$rpid\" ] && kill \"$rpid\" 2>/dev/null\n"
+	"\t[ -n \"$qpid\" ] && kill \"$qpid\" 2>/dev/null && wait \"$qpid\" 2>/dev/null\n"
+	"\tif [ -n \"${GUEST_KEEP:-}\" ]; then say \"console and heartbeats kept in $work\"; else rm -rf \"$work\"; fi\n"
+	"}\n"
+	"trap cleanup EXIT\n"
+	"trap 'exit 130' INT TERM\n"
+	"for f in \"$KERNEL\" \"$INITRD\"; do\n"
+	"\t[ -r \"$f\" ] || { say \"$f: cannot be read (the run's guest image: rebuild it with\"\n"
+	"\t\t\"'pmucanary image', or set KERNEL and INITRD above)\"; exit 125; }\n"
+	"done\n"
+	"command -v \"$qemu\" >/dev/null || { say \"$qemu: not found\"; exit 125; }\n"
+	"if [ ! -x \"$here/repro\" ] || [ \"$here/repro.c\" -nt \"$here/repro\" ]; then\n"
+	"\tcc -o \"$here/repro\" \"$here/repro.c\" || { say \"cannot build $here/repro\"; exit 125; }\n"
+	"fi\n"
+	": >\"$work/hb.log\"\n"
+	"# panic=none: a panicked guest stays, its console says so\n"
+	"# shellcheck disable=SC2086\n"
+	"\"$qemu\" -machine pc,accel=\"$ACCEL\" -m \"$MEM\" -smp \"$SMP\" -nodefaults -display none \\\n"
+	"\t-no-reboot -action panic=none -kernel \"$KERNEL\" -initrd \"$INITRD\" -append \"$CMDLINE\" \\\n"
+	"\t-serial \"file:$work/console.log\" -device pvpanic -device virtio-serial-pci \\\n"
+	"\t-chardev \"file,id=hb,path=$work/hb.log\" -device \"virtserialport,chardev=hb,name=$PORT\" \\\n"
+	"\t${GUEST_QEMU_EXTRA:-} >\"$work/qemu.log\" 2>&1 &\n"
+	"qpid=$!\n"
+	"last_hb() { grep '^HB v=1 ' \"$work/hb.log\" | tail -n 1; }\n"
+	"field() { printf '%s\\n' \"$1\" | tr ' ' '\\n' | sed -n \"s/^$2=//p\"; }\n"
+	"t0=$(date +%s)\n"
+	"while [ -z \"$(last_hb)\" ]; do\n"
+	"\tif ! kill -0 \"$qpid\" 2>/dev/null; then\n"
+	"\t\tsay \"QEMU exited before the guest's first heartbeat:\"; tail -n 5 \"$work/qemu.log\"\n"
+	"\t\ttail -n 5 \"$work/console.log\" 2>/dev/null; exit 125\n"
+	"\tfi\n"
+	"\tif [ $(( $(date +%s) - t0 )) -ge \"$BOOT_TIMEOUT_S\" ]; then\n"
+	"\t\tsay \"no heartbeat within ${BOOT_TIMEOUT_S} s: the guest did not come up\"\n"
+	"\t\ttail -n 5 \"$work/console.log\" 2>/dev/null; exit 125\n"
+	"\tfi\n"
+	"\tsleep 0.5\n"
+	"done\n"
+	"say \"guest up in $(( $(date +%s) - t0 )) s (accel $ACCEL); arming the attr for ${DWELL_MS} ms\"\n"
+	"oops0=$(field \"$(last_hb)\" oops)\n"
+	"seq=$(field \"$(last_hb)\" seq) seen=$(date +%s)\n"
+	"\"$here/repro\" \"$DWELL_MS\" >\"$work/repro.out\" 2>&1 &\n"
+	"rpid=$!\n"
+	"harm() { # prints the harm and returns 0, or returns 1\n"
+	"\tif grep -q 'Kernel panic - not syncing' \"$work/console.log\" 2>/dev/null; then\n"
+	"\t\techo \"GUEST_CRASH: $(grep -m1 'Kernel panic - not syncing' \"$work/console.log\" | tr -cd '[:print:]')\"; return 0\n"
+	"\tfi\n"
+	"\tif grep -q '^CORRUPT v=1 ' \"$work/hb.log\"; then\n"
+	"\t\techo \"GUEST_CORRUPTION: $(grep -m1 '^CORRUPT v=1 ' \"$work/hb.log\")\"; return 0\n"
+	"\tfi\n"
+	"\tif ! kill -0 \"$qpid\" 2>/dev/null; then\n"
+	"\t\techo \"GUEST_REBOOT: QEMU exited (-no-reboot: the guest reset or powered off)\"; return 0\n"
+	"\tfi\n"
+	"\thb=$(last_hb) now=$(date +%s)\n"
+	"\tif [ \"$(field \"$hb\" oops)\" != \"$oops0\" ]; then\n"
+	"\t\techo \"GUEST_OOPS: the guest counted oops-class kernel lines ($oops0 -> $(field \"$hb\" oops))\"; return 0\n"
+	"\tfi\n"
+	"\tif [ \"$(field \"$hb\" seq)\" != \"$seq\" ]; then\n"
+	"\t\tseq=$(field \"$hb\" seq) seen=$now\n"
+	"\telif [ $((now - seen)) -ge \"$HB_TIMEOUT_S\" ]; then\n"
+	"\t\techo \"GUEST_HANG: no heartbeat for $((now - seen)) s\"; return 0\n"
+	"\tfi\n"
+	"\treturn 1\n"
+	"}\n"
+	"end=\n"
+	"while :; do\n"
+	"\tif what=$(harm); then\n"
+	"\t\tsay \"$what\"; say \"the run recorded $RECORDED\"\n"
+	"\t\tsed 's/^/guest.sh: repro: /' \"$work/repro.out\"; exit 1\n"
+	"\tfi\n"
+	"\tif [ -z \"$end\" ] && ! kill -0 \"$rpid\" 2>/dev/null; then\n"
+	"\t\twait \"$rpid\"; rc=$?; rpid=\n"
+	"\t\tsed 's/^/guest.sh: repro: /' \"$work/repro.out\"\n"
+	"\t\t[ \"$rc\" = 2 ] && { say \"repro could not run\"; exit 125; }\n"
+	"\t\tend=$(( $(date +%s) + GRACE_S ))\n"
+	"\tfi\n"
+	"\tif [ -n \"$end\" ] && [ \"$(date +%s)\" -ge \"$end\" ]; then\n"
+	"\t\tsay \"no harm: the guest kept its heartbeat through the dwell and ${GRACE_S} s after\"\n"
+	"\t\tsay \"the run recorded $RECORDED\"; exit 0\n"
+	"\tfi\n"
+	"\tsleep 0.5\n"
+	"done\n";
+
+GString *repro_guest_sh(const struct result_set *set, const struct cell *cell,
+			const struct repro_opts *opts, const char **why)
+{
+	json_t *gk = set->extra ? json_object_get(set->extra, "guest_kernel") : NULL;
+	const char *kernel = json_string_value(json_object_get(gk, "path"));
+	const char *initrd = json_string_value(json_object_get(gk, "initrd"));
+	const char *cmdline = json_string_value(json_object_get(gk, "cmdline"));
+	bool tcg = !g_strcmp0(set->accel, "tcg");
+	unsigned int hb_ms = fleet_uint(set, "heartbeat_timeout_ms", 100, 3600000, tcg ? 5000 : 2000);
+	unsigned int boot_ms = fleet_uint(set, "boot_timeout_ms", 1, 3600000, tcg ? 120000 : 30000);
+	g_autoptr(GString) out = g_string_new("#!/bin/sh\n");
+	g_autofree char *title = NULL, *recorded = NULL;
+	bool ok = true;
+
+	*why = NULL;
+	if (outcome_class(cell->outcome) != OUTCOME_CLASS_HARM || !cell->has_attr) {
+		*why = "only a harm cell has a guest to watch";
+		return NULL;
+	}
+	if (set->kind != RESULTS_KIND_RUN || (g_strcmp0(set->accel, "kvm") && !tcg)) {
+		*why = "the result file is not a run that booted guests";
+		return NULL;
+	}
+	if (!kernel || !initrd || !cmdline || !*kernel || !*initrd) {
+		*why = "the run booted disk guests, or its run.json predates guest_kernel's initrd "
+		       "and cmdline";
+		return NULL;
+	}
+	title = cell_title(set, cell);
+	recorded = cell->n ? g_strdup_printf("%s, k/n %d/%d", outcome_name(cell->outcome), cell->k,
+					     cell->n)
+			   : g_strdup(outcome_name(cell->outcome));
+	g_string_append(out, "# guest.sh: ");
+	repro_c_comment_append(out, title);
+	g_string_append(out,
+		"\n#\n"
+		"# Boots the guest this run used, with plain QEMU (no libvirt, no pmucanary),\n"
+		"# its console and heartbeat port to files, runs ./repro (built from repro.c\n"
+		"# if needed) on this host beside it for the dwell, then watches a grace time\n"
+		"# more. Run it as root on the machine under test.\n"
+		"# Exit: 1 the guest was harmed (a panic on its console, a canary corruption,\n"
+		"# an oops, no heartbeat for the run's heartbeat timeout, QEMU gone), 0 it was\n"
+		"# not, 125 it never came up (or QEMU, the kernel or the initrd is missing).\n"
+		"# Environment: GUEST_ACCEL (kvm or tcg; default the run's), GUEST_QEMU,\n"
+		"# GUEST_QEMU_EXTRA (more QEMU arguments), REPRO_MS (the dwell), GUEST_KEEP\n"
+		"# (keep the console and heartbeat files).\n"
+		"set -u\n");
+	g_string_append(out, "KERNEL=");
+	ok &= sh_quote_append(out, kernel);
+	g_string_append(out, "\nINITRD=");
+	ok &= sh_quote_append(out, initrd);
+	g_string_append(out, "\nCMDLINE=");
+	ok &= sh_quote_append(out, cmdline);
+	g_string_append(out, "\nRECORDED=");
+	ok &= sh_quote_append(out, recorded);
+	if (!ok) {
+		*why = "a path or the command line in the result file holds a byte a shell script "
+		       "should not carry";
+		return NULL;
+	}
+	g_string_append_printf(out,
+		"\nACCEL=${GUEST_ACCEL:-%s}\n"
+		"MEM=%u\nSMP=%u\n"
+		"HB_TIMEOUT_S=%u\nBOOT_TIMEOUT_S=%u\nGRACE_S=%u\n"
+		"DWELL_MS=${REPRO_MS:-%u}\n"
+		"PORT=%s\n",
+		tcg ? "tcg" : "kvm", fleet_uint(set, "memory_mib", 64, 1 << 20, 192),
+		fleet_uint(set, "vcpus", 1, 64, 1), (hb_ms + 999) / 1000, (boot_ms + 999) / 1000,
+		2 * ((hb_ms + 999) / 1000), repro_dwell_ms(set, opts, NULL), REPRO_HB_PORT);
+	g_string_append(out, guest_sh_body);
+	return g_steal_pointer(&out);
 }
 
 int repro_write(const struct result_set *set, const char *result_name,
@@ -896,6 +1111,8 @@ int repro_write(const struct result_set *set, const char *result_name,
 	g_autofree char *rpath = g_build_filename(cdir, "README.txt", NULL);
 	g_autoptr(GString) src = NULL;
 	g_autoptr(GString) readme = NULL;
+	g_autoptr(GString) guest = NULL;
+	const char *no_guest;
 	int r;
 
 	if (!cell->has_attr)
@@ -907,6 +1124,15 @@ int repro_write(const struct result_set *set, const char *result_name,
 	if ((r = outfile_write(cpath, src->str, src->len)) < 0 ||
 	    (r = outfile_write(rpath, readme->str, readme->len)) < 0)
 		return r;
+	guest = repro_guest_sh(set, cell, opts, &no_guest);
+	if (guest) {
+		g_autofree char *gpath = g_build_filename(cdir, "guest.sh", NULL);
+
+		if ((r = outfile_write(gpath, guest->str, guest->len)) < 0)
+			return r;
+		if (chmod(gpath, 0755) < 0)
+			return pc_fail(errno, "%s: %s", gpath, g_strerror(errno));
+	}
 	if (written)
 		*written = g_steal_pointer(&cdir);
 	return 0;

@@ -87,7 +87,24 @@ GString *repro_c_source(const struct result_set *set, const struct cell *cell,
 GString *repro_readme(const struct result_set *set, const char *result_name,
 		      const struct cell *cell, const struct repro_opts *opts);
 
-/* Writes dir/<repro_dir_name>/repro.c and README.txt (directories made as
+/* guest.sh for a harm cell of a run: boots the run's initramfs guest
+ * (guest_kernel's path, initrd and cmdline in run.json, the scenario's
+ * memory and vCPUs, the run's accel) with plain QEMU, its console and
+ * heartbeat port to files, builds and runs ./repro beside it for the
+ * dwell, then watches a grace time more. Exit 1 when the guest was harmed
+ * (a panic on its console, a CORRUPT line, an oops count that grew, no
+ * new heartbeat for the run's heartbeat timeout, QEMU gone), 0 when not,
+ * 125 when the guest never sent a first heartbeat or QEMU, the kernel or
+ * the initrd is missing. Its values from the file are shell-quoted, and
+ * one that holds a control or non-ASCII byte is refused. NULL with *why
+ * (static text) when the cell or the file cannot have one: not a harm, a
+ * probe, disk guests, a run.json without the guest's recipe (older), an
+ * unquotable value. */
+GString *repro_guest_sh(const struct result_set *set, const struct cell *cell,
+			const struct repro_opts *opts, const char **why);
+
+/* Writes dir/<repro_dir_name>/repro.c and README.txt, and guest.sh (mode
+ * 0755) when repro_guest_sh() gives one (directories made as
  * needed, files through outfile_write). *written (g_free) is the cell's
  * directory. 0 or a negative errno with a message. */
 int repro_write(const struct result_set *set, const char *result_name,
