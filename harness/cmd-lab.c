@@ -115,7 +115,8 @@ int cmd_lab(int argc, char **argv)
 	struct lab_args args = { g_ptr_array_new_with_free_func(kernel_arg_free), NULL };
 	g_autofree char *base = NULL, *results = NULL, *uri = NULL, *selftest = NULL;
 	g_autofree char *scenario_path = NULL, *memory = NULL;
-	g_auto(GStrv) bins = NULL, place_opts = NULL;
+	g_auto(GStrv) bins = NULL, place_opts = NULL, cells = NULL;
+	g_autofree char *only = NULL;
 	g_autofree char *place = NULL;
 	gboolean tcg = FALSE, verbose_inner = FALSE, list_replays = FALSE;
 	g_autofree char *vcpus_opt = NULL, *boot_timeout_opt = NULL;
@@ -142,6 +143,12 @@ int cmd_lab(int argc, char **argv)
 		{ "selftest-harm", 0, 0, G_OPTION_ARG_STRING, &selftest,
 		  "self-test inside every lab host (see pmucanary run --help); host-crash "
 		  "panics the lab host itself while SPEC's attr is armed", "SPEC[=HOW]" },
+		{ "only", 0, 0, G_OPTION_ARG_FILENAME, &only,
+		  "every kernel re-tests just the cells RESULT (a run.json or probe --json) "
+		  "marks harmed or failed with an errno, with the same attrs (pmucanary run "
+		  "--only inside each lab host): one batch per cell, not a sweep", "RESULT" },
+		{ "cell", 0, 0, G_OPTION_ARG_STRING_ARRAY, &cells,
+		  "with --only: just this cell of RESULT (repeatable)", "PROFILE:SPEC" },
 		{ "results", 0, 0, G_OPTION_ARG_FILENAME, &results,
 		  "where labs go (default: results); lab hosts mount it by path", "DIR" },
 		{ "uri", 0, 0, G_OPTION_ARG_STRING, &uri,
@@ -271,6 +278,9 @@ int cmd_lab(int argc, char **argv)
 	o.perf_binaries = (const char *const *)bins;
 	o.perf_binary_count = bins ? g_strv_length(bins) : 0;
 	o.selftest = selftest;
+	o.only_result = only;
+	o.only_cells = (const char *const *)cells;
+	o.only_cell_count = cells ? g_strv_length(cells) : 0;
 	o.results_dir = results;
 	o.uri = uri;
 	o.tcg = tcg;

@@ -121,6 +121,11 @@ printf 'device_type: qemu\n' >"$tmp/dev.yaml"
 check place-lava-selftest 2 "--selftest-harm: the place lava runs the scenario alone" \
 	"$bin" lab --results "$results" --kernel "$vmlinuz" --place lava --place-opt "device=$tmp/dev.yaml" \
 	--place-opt "ramdisk=$tmp/dev.yaml" --selftest-harm cpu-clock
+# --only: what the run inside would refuse, refused once before anything boots
+check only-cell-alone 2 "--cell without --only" \
+	"$bin" lab --results "$results" --kernel "$vmlinuz" --cell perf-3.6:cycles:pp
+check only-missing 2 "$tmp/none.json" \
+	"$bin" lab --results "$results" --kernel "$vmlinuz" --only "$tmp/none.json"
 check same-name 2 "both named '$release'" lab --kernel "$vmlinuz" --kernel "$release"
 check bad-base 2 "--base nosuch: no --kernel is named so" lab --kernel "$vmlinuz" --base nosuch
 # a kernel without :NAME is named by its release (--help), the first one too:

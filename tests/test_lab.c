@@ -317,7 +317,7 @@ static int fake_attempt(void *priv, const struct place_job *job, unsigned int at
 }
 
 static const struct place_ops fake_ops = {
-	.name = "fake", .what = "a scripted place (tests/test_lab.c)",
+	.name = "fake", .what = "a scripted place (tests/test_lab.c)", .runs_argv = true,
 	.open = fake_open, .close = fake_close, .prepare = fake_prepare,
 	.attempt = fake_attempt, .finish = fake_finish,
 };
@@ -350,6 +350,8 @@ static int lab_case_run(struct lab_case *c, void **state, const struct fake_step
 	c->o.results_dir = c->results;
 	c->o.place = &fake_ops;
 	e = lab_run(&c->o, &c->rep);
+	if (e)
+		print_message("lab_run: %d %s\n", e, pc_errmsg());
 	if (e == 0) {
 		g_autofree char *path = g_build_filename(c->rep.dir, "lab.json", NULL);
 		json_error_t jerr;
@@ -802,6 +804,56 @@ static void test_place_lava_check(void **state)
 	unlink(rd);
 }
 
+/* lab --only RESULT: each kernel's run is told to re-test RESULT's cells,
+ * from a copy in the kernel's directory (the run inside reads that path),
+ * with the --cell names; a resumed run keeps its cells and is not told
+ * again. What the run inside would refuse is refused before anything
+ * boots. */
+static void test_place_only(void **state)
+{
+	static const struct fake_step steps[] = {
+		{ .act = ACT_ARM, .batch = 1, .end = PLACE_LOST, .lost_as = OUTCOME_HOST_CRASH },
+		{ .act = ACT_DONE_FILES, .end = PLACE_DONE, .code = 1 },
+	};
+	g_autofree char *top = test_top_dir();
+	g_autofree char *result = g_build_filename(top, "tests/data/repro/run.json", NULL);
+	g_autofree char *orig = NULL, *copy = NULL, *copy_path = NULL, *want = NULL;
+	const char *cells[] = { "perf-3.6:cycles:pp" };
+	struct lab_case c = { 0 };
+	struct lab_opts o;
+
+	c.o = ((struct fixture *)*state)->o;
+	c.o.only_result = result;
+	c.o.only_cells = cells;
+	c.o.only_cell_count = 1;
+	assert_int_equal(lab_case_run(&c, state, steps, G_N_ELEMENTS(steps), 1), 0);
+	copy_path = g_build_filename(kernel_rep(&c, 0)->dir, "only-result.json", NULL);
+	assert_true(g_file_get_contents(result, &orig, NULL, NULL));
+	assert_true(g_file_get_contents(copy_path, &copy, NULL, NULL));
+	assert_string_equal(orig, copy);
+	want = g_strdup_printf("\n--only\n%s\n--cell\nperf-3.6:cycles:pp\n", copy_path);
+	assert_non_null(strstr(c.place.argv->pdata[0], want));
+	assert_non_null(strstr(c.place.argv->pdata[1], "\n--resume\n"));
+	assert_null(strstr(c.place.argv->pdata[1], "--only"));
+	lab_case_clear(&c);
+
+	o = ((struct fixture *)*state)->o;
+	o.only_cells = cells;
+	o.only_cell_count = 1;
+	expect_bad(&o, "--cell without --only");
+	o.only_result = "/nonexistent/run.json";
+	expect_bad(&o, "/nonexistent/run.json");
+	o.only_result = result;
+	o.only_cells = (const char *const[]){ "perf-3.6:cycles:ppp" };
+	expect_bad(&o, "perf-3.6:cycles:ppp");
+	o.only_cells = cells;
+	o.perf_binaries = (const char *const[]){ "/bin/true" };
+	o.perf_binary_count = 1;
+	expect_bad(&o, "--only with --perf-binary");
+	o.perf_binary_count = 0;
+	assert_int_equal(lab_validate(&o), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -821,6 +873,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_place_cannot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_place_two_kernels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_place_interrupted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_place_only, setup, teardown),
 	};
 
 	return test_run_group(tests, NULL, NULL);

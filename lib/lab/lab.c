@@ -10,6 +10,7 @@
 #include "journal.h"
 #include "infile.h"
 #include "log.h"
+#include "only.h"
 #include "report.h"
 #include "results.h"
 #include "runner.h"
@@ -217,11 +218,26 @@ int lab_validate(const struct lab_opts *o)
 	place_params_of(o, sc, &pp);
 	if (place->check && (e = place->check(&pp)))
 		return e == -EINVAL ? e : as_bad_input();
-	if (!place->runs_argv && (o->perf_binary_count || o->selftest || o->verbose))
+	if (!place->runs_argv && (o->perf_binary_count || o->selftest || o->verbose ||
+				  o->only_result))
 		return pc_fail(EINVAL, "%s: the place %s runs the scenario alone (no --perf-binary, "
-			       "--selftest-harm or --inner-verbose)",
+			       "--selftest-harm, --inner-verbose or --only)",
 			       o->perf_binary_count ? "--perf-binary" : o->selftest ?
-			       "--selftest-harm" : "--inner-verbose", place->name);
+			       "--selftest-harm" : o->verbose ? "--inner-verbose" : "--only",
+			       place->name);
+	if (o->only_cell_count && !o->only_result)
+		return pc_fail(EINVAL, "--cell without --only: --cell picks cells of the --only "
+			       "RESULT file");
+	if (o->only_result && o->perf_binary_count)
+		return pc_fail(EINVAL, "--only with --perf-binary: --only re-tests the profiles' "
+			       "cells of RESULT; a traced binary's cells cannot be re-encoded");
+	if (o->only_result) {
+		g_autoptr(run_only) sel = NULL;
+
+		/* the run inside would refuse it on every kernel: refuse it once */
+		if ((e = only_select(o->only_result, o->only_cells, o->only_cell_count, &sel)))
+			return e == -EINVAL ? e : as_bad_input();
+	}
 	for (size_t i = 0; i < o->kernel_count; i++) {
 		const struct kernel *k = o->kernels[i];
 
@@ -284,6 +300,7 @@ struct lab {
 	bool tcg;
 	const struct place_ops *place;
 	void *place_priv;
+	char *only_copy;            /* the kernel under way's copy of --only RESULT */
 	char *self;                 /* this pmucanary, run inside by path */
 	gint64 t0_us;
 	double first_kernel_s;      /* for the ETA */
@@ -542,6 +559,19 @@ static int write_argv(struct lab *l, const char *scenario_copy, const char *ctx_
 		a[n++] = "--selftest-harm";
 		a[n++] = o->selftest;
 	}
+	/* a resumed run keeps the cells it started with */
+	if (o->only_result && !l->run_dir) {
+		a[n++] = "--only";
+		a[n++] = l->only_copy;
+		for (size_t i = 0; i < o->only_cell_count; i++) {
+			if (n + 2 > HB_LAB_ARGS_MAX)
+				return pc_fail(E2BIG, "%zu --cell: more than a lab host's command line "
+					       "takes (%d arguments)", o->only_cell_count,
+					       HB_LAB_ARGS_MAX);
+			a[n++] = "--cell";
+			a[n++] = o->only_cells[i];
+		}
+	}
 	for (size_t i = 0; i < o->perf_binary_count; i++) {
 		if (n + 2 > HB_LAB_ARGS_MAX)
 			return pc_fail(E2BIG, "%zu --perf-binary: more than a lab host's command "
@@ -680,6 +710,19 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 	json_decref(ctx);
 	if (e)
 		return e;
+	/* --only RESULT where the run inside can read it: the kernel's
+	 * directory is shared with the lab host at its own path */
+	g_clear_pointer(&l->only_copy, g_free);
+	if (o->only_result) {
+		g_autofree char *only = NULL;
+		gsize only_len = 0;
+
+		if ((e = infile_read(o->only_result, INFILE_RESULTS, &only, &only_len)))
+			return e;
+		l->only_copy = g_build_filename(kr->dir, "only-result.json", NULL);
+		if ((e = write_text(l->only_copy, only)))
+			return e;
+	}
 
 	job.kernel = k;
 	job.label = kr->label;
@@ -1035,6 +1078,7 @@ out:
 	g_free(l.id);
 	g_free(l.self);
 	g_free(l.run_dir);
+	g_free(l.only_copy);
 	if (l.place_priv)
 		l.place->close(l.place_priv);
 	return e;

@@ -67,6 +67,11 @@ struct lab_opts {
 	const char *const *perf_binaries; /* --perf-binary, passed to every run */
 	size_t perf_binary_count;
 	const char *selftest;          /* --selftest-harm SPEC[=HOW], passed on */
+	const char *only_result;       /* --only RESULT: every kernel re-tests just its
+					* red cells (run --only; a copy in each kernel's
+					* directory is what the run inside reads) */
+	const char *const *only_cells; /* --cell PROFILE:SPEC of it */
+	size_t only_cell_count;
 	const char *results_dir;       /* NULL: "results" */
 	const char *uri;               /* NULL: qemu:///system */
 	bool tcg;                      /* lab hosts under TCG even where KVM works */
