@@ -23,7 +23,8 @@ enum {
 	X(diff,   EXIT_INFRA, "compare two runs: exit 1 on any regression (git bisect run)")  \
 	X(matrix, EXIT_USAGE, "merge runs from many kernels and hosts into one matrix")  \
 	X(lava,   EXIT_INFRA, "a LAVA job: write it, collect its log into run.json")          \
-	X(repro,  EXIT_INFRA, "write a self-contained C reproducer and report per cell")
+	X(repro,  EXIT_INFRA, "write a self-contained C reproducer and report per cell")     \
+	X(bisect, EXIT_INFRA, "the first bad commit of a kernel tree, each step in a lab")
 
 #define COMMAND_DECL(name, out_fail, help) int cmd_##name(int argc, char **argv);
 COMMAND_LIST(COMMAND_DECL)

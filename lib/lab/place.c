@@ -2,10 +2,17 @@
  * an attempt's result, evidence from a file's tail. */
 #include "place.h"
 
+#include "fleet.h"
 #include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PLACE_TICK_US 200000
 
 static const struct place_ops *const backends[] = { &place_labhost_ops, &place_lava_ops };
 
@@ -107,4 +114,54 @@ const char *place_kvm_vendor(bool tcg)
 	if (strstr(cpuinfo, "GenuineIntel"))
 		return "intel";
 	return NULL;
+}
+
+static void child_setup(gpointer data)
+{
+	(void)data;
+	setpgid(0, 0);
+}
+
+int place_run_logged(char **argv, const char *log, gint64 deadline_us, unsigned int grace_s,
+		     int *status, bool *stopped, bool *interrupted)
+{
+	g_autoptr(GError) err = NULL;
+	GPid pid;
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	gint64 stop_at = 0;
+
+	*stopped = *interrupted = false;
+	*status = 0;
+	if (fd < 0)
+		return pc_fail(errno, "%s: %s", log, g_strerror(errno));
+	if (!g_spawn_async_with_pipes_and_fds(NULL, (const char *const *)argv, NULL,
+					      G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD,
+					      child_setup, NULL, -1, fd, fd, NULL, NULL, 0, &pid,
+					      NULL, NULL, NULL, &err)) {
+		close(fd);
+		return pc_fail(EIO, "%s: %s", argv[0], err->message);
+	}
+	close(fd);
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR)
+			return pc_fail(errno, "waitpid %s: %s", argv[0], g_strerror(errno));
+		if (!stop_at && (fleet_signal_pending() ||
+				 (deadline_us && g_get_monotonic_time() > deadline_us))) {
+			*interrupted = fleet_signal_pending() != 0;
+			*stopped = true;
+			kill(pid, SIGTERM);
+			stop_at = g_get_monotonic_time() + (gint64)grace_s * G_USEC_PER_SEC;
+		}
+		if (stop_at && g_get_monotonic_time() > stop_at) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			stop_at = G_MAXINT64;
+		}
+		g_usleep(PLACE_TICK_US);
+	}
+	return 0;
 }

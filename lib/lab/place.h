@@ -126,6 +126,15 @@ int place_options_check(const struct place_ops *ops, const char *const *options,
 			const char *const *known);
 const char *place_option(const char *const *options, const char *key);
 
+/* Runs argv (PATH searched) in its own process group, stdout and stderr
+ * to log, until it exits, or until a signal to this process
+ * (fleet_signal_pending) or the monotonic deadline_us (0: none) stops it:
+ * SIGTERM, then after grace_s SIGKILL to its group. *status is its wait
+ * status; *stopped says it was stopped, *interrupted by a signal. < 0 when
+ * it could not be started. */
+int place_run_logged(char **argv, const char *log, gint64 deadline_us, unsigned int grace_s,
+		     int *status, bool *stopped, bool *interrupted);
+
 /* The KVM vendor a lab host gets from this machine: "amd" under TCG (QEMU
  * emulates SVM only), else the CPU's vendor; NULL when unknown. */
 const char *place_kvm_vendor(bool tcg);

@@ -42,7 +42,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define LAVA_TICK_US 200000
 #define LAVA_STOP_GRACE_S 60        /* lava-run cleans up its job on SIGTERM */
 #define LAVA_DISPATCHER_TMP "/var/lib/lava/dispatcher/tmp"
 
@@ -171,57 +170,6 @@ static int remove_one(const char *path, const struct stat *st, int type, struct 
 	return 0;
 }
 
-static void child_setup(gpointer data)
-{
-	(void)data;
-	setpgid(0, 0);
-}
-
-/* lava-run to its end, or until a signal or the kernel's deadline stops it
- * (SIGTERM: the dispatcher cancels the job and stops its QEMU; then
- * SIGKILL to the group). *status is its wait status; 1 when stopped. */
-static int run_lava(char **argv, const char *log, const struct place_job *job, bool *stopped,
-		    bool *interrupted, int *status)
-{
-	g_autoptr(GError) err = NULL;
-	GPid pid;
-	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	gint64 stop_at = 0;
-
-	*stopped = *interrupted = false;
-	if (fd < 0)
-		return pc_fail(errno, "%s: %s", log, g_strerror(errno));
-	if (!g_spawn_async_with_pipes_and_fds(NULL, (const char *const *)argv, NULL,
-					      G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD,
-					      child_setup, NULL, -1, fd, fd, NULL, NULL, 0, &pid,
-					      NULL, NULL, NULL, &err)) {
-		close(fd);
-		return pc_fail(EIO, "lava-run: %s", err->message);
-	}
-	close(fd);
-	for (;;) {
-		pid_t r = waitpid(pid, status, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR)
-			return pc_fail(errno, "waitpid lava-run: %s", g_strerror(errno));
-		if (!stop_at && (fleet_signal_pending() || g_get_monotonic_time() > job->deadline_us)) {
-			*interrupted = fleet_signal_pending() != 0;
-			*stopped = true;
-			kill(pid, SIGTERM);
-			stop_at = g_get_monotonic_time() + LAVA_STOP_GRACE_S * G_USEC_PER_SEC;
-		}
-		if (stop_at && g_get_monotonic_time() > stop_at) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			stop_at = G_MAXINT64;
-		}
-		g_usleep(LAVA_TICK_US);
-	}
-	return 0;
-}
-
 static int lava_attempt(void *priv, const struct place_job *job, unsigned int attempt,
 			struct place_attempt *res)
 {
@@ -274,7 +222,8 @@ static int lava_attempt(void *priv, const struct place_job *job, unsigned int at
 
 		if (job->step)
 			job->step(job->step_ctx, "lava job", attempt);
-		e = run_lava(argv, log, job, &stopped, &interrupted, &status);
+		e = place_run_logged(argv, log, job->deadline_us, LAVA_STOP_GRACE_S, &status,
+				     &stopped, &interrupted);
 		if (g_file_test(tmp, G_FILE_TEST_IS_DIR))
 			nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 		if (e)
