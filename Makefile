@@ -132,6 +132,11 @@ check: check-build
 lab-check: all
 	@tests/run-tests $(BUILD) lab
 
+# The suites that take tens of minutes each (tests/slow_*.sh: bisect over
+# real kernel builds): not in `check`, so not in CI.
+slow-check: all
+	@tests/run-tests $(BUILD) slow
+
 # Plants each bug of tests/mutants.list in a copy of the tree and runs the
 # suites that should catch it; MUTANTS_ARGS=--integration adds the ones only
 # real guests catch. Not part of `make check`: it rebuilds once per mutant.
@@ -180,4 +185,4 @@ bench: all $(BENCH_BIN)
 clean:
 	rm -rf build build-san
 
-.PHONY: all unit integration check check-build lab-check mutants fuzz bench clean mutants-gen
+.PHONY: all unit integration check check-build lab-check slow-check mutants fuzz bench clean mutants-gen
