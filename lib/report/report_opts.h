@@ -18,6 +18,7 @@ struct report_options {
 	const char *origin;              /* KCIDB origin, [a-z0-9_]+; NULL: "pmucanary" */
 	bool color;                      /* text: ANSI colours */
 	int width;                       /* text: columns; 0: 120 */
+	bool all;                        /* text: every cell (matrix_format_text_all) */
 };
 
 #endif

@@ -213,6 +213,8 @@ static const struct {
 	enum report_format format;
 	const char *file;
 } run_reports[] = {
+	/* The terminal view: `matrix` over this one run, as `run` prints it. */
+	{ REPORT_TEXT, "matrix.txt" },
 	{ REPORT_JUNIT, "junit.xml" },
 	{ REPORT_HTML, "report.html" },
 };
@@ -220,15 +222,10 @@ static const struct {
 static int write_outputs(struct run *r)
 {
 	g_autofree char *json_path = g_build_filename(r->run_dir, "run.json", NULL);
-	g_autofree char *matrix_path = g_build_filename(r->run_dir, "matrix.txt", NULL);
-	g_autoptr(GString) matrix = g_string_new(NULL);
-	g_autoptr(GError) err = NULL;
 	int e;
 
-	results_format_matrix(r->set, matrix);
-	if (!g_file_set_contents(matrix_path, matrix->str, (gssize)matrix->len, &err))
-		return pc_fail(EIO, "%s: %s", matrix_path, err->message);
-	/* design.md "Report": the CI view and the heatmap beside the data. */
+	/* design.md "Report": the matrix, the CI view and the heatmap beside
+	 * the data. */
 	for (size_t i = 0; i < G_N_ELEMENTS(run_reports); i++) {
 		g_autofree char *path = g_build_filename(r->run_dir, run_reports[i].file, NULL);
 		const struct result_set *set = r->set;
