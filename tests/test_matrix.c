@@ -789,6 +789,40 @@ static struct result_set *set_sweep(void)
 	return set;
 }
 
+/* The default view shows the ten largest errno groups and counts the rest;
+ * --all shows every one. One fallback repeated (perf's :P walk) is named
+ * once with its count. */
+static void test_one_run_groups_capped(void **state)
+{
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
+	struct perf_event_attr sw = attr_make(PERF_TYPE_SOFTWARE, 0, 0, 0);
+	g_autofree char *text = NULL, *all = NULL;
+
+	for (unsigned int g = 0; g < 12; g++)
+		for (unsigned int i = 0; i <= 12 - g; i++) {
+			g_autofree char *spec = g_strdup_printf("ev%u:%c", i, "ukhpGHSDIWeb"[g]);
+			g_autofree char *why = g_strdup_printf("fallback %u", g);
+			struct cell *c = cell_new(set->kernel, "perf-6.1", spec);
+
+			cell_add_try(c, &sw, OUTCOME_EOPNOTSUPP, NULL);
+			for (int k = 0; k < 3; k++)
+				cell_add_try(c, &sw, OUTCOME_EINVAL, why);
+			c->outcome = OUTCOME_EINVAL;
+			results_add_cell(set, c);
+		}
+	text = one_view(set, false);
+	all = one_view(set, true);
+	assert_non_null(strstr(text, "\nEINVAL after fallback 0 -> EINVAL (3 times): 13 cells\n"));
+	assert_non_null(strstr(text, "\nEINVAL after fallback 9 -> EINVAL (3 times): 4 cells\n"));
+	assert_null(strstr(text, "fallback 10 "));
+	assert_non_null(strstr(text, "\n  ... 2 more groups (5 cells): --all lists every group "
+				     "and every non-OK cell\n"));
+	assert_non_null(strstr(all, "\nEINVAL after fallback 11 -> EINVAL (3 times): 2 cells\n"));
+	assert_null(strstr(all, "more groups"));
+	assert_non_null(strstr(all, "after 4 tries: fallback 11 -> EINVAL; fallback 11 -> EINVAL; "
+				    "fallback 11 -> EINVAL\n"));
+}
+
 /* A probe-sized sweep of one host: the grouped view stays a screenful and
  * names what the old count table and groups named. */
 static void test_one_probe_grouped(void **state)
@@ -897,6 +931,7 @@ int main(void)
 		cmocka_unit_test(test_one_run_all),
 		cmocka_unit_test(test_two_runs_no_tries),
 		cmocka_unit_test(test_one_run_hostile_tries),
+		cmocka_unit_test(test_one_run_groups_capped),
 		cmocka_unit_test(test_one_probe_grouped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -441,11 +441,19 @@ static void format_header(const struct matrix *m, GString *out)
 			g_string_append(out, " at ");
 			esc(out, s->set->created ? s->set->created : "?");
 			g_string_append(out, "\n      profiles:");
-			for (guint r = 0; r < m->rows->len; r++) {
+			for (guint r = 0, col = 16; r < m->rows->len; r++) {
 				const struct matrix_row *row = m->rows->pdata[r];
+				size_t w = esc_len(row->profile) + 2;
 
-				g_string_append(out, r ? ", " : " ");
+				if (r && col + w > 118) {
+					g_string_append(out, ",\n               ");
+					col = 15;
+				} else if (r) {
+					g_string_append_c(out, ',');
+				}
+				g_string_append_c(out, ' ');
 				esc(out, row->profile);
+				col += w;
 			}
 			g_string_append_c(out, '\n');
 		}

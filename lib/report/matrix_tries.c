@@ -152,6 +152,31 @@ static void words_wrap(GString *out, const char *indent, char **words, unsigned 
 	g_string_append_c(out, '\n');
 }
 
+/* Appends text (escaped already, its first indent included) wrapped at
+ * spaces to MATRIX_WIDTH, continuation lines indented by cont, and a
+ * newline: a long list of fallbacks or profiles stays on the screen. */
+static void line_wrap(GString *out, const char *text, const char *cont)
+{
+	size_t col = 0;
+
+	for (const char *p = text; *p;) {
+		const char *sp = strchr(p + 1, ' ');
+		size_t w = sp ? (size_t)(sp - p) : strlen(p);
+
+		if (col && *p == ' ' && col + w > MATRIX_WIDTH) {
+			g_string_append_c(out, '\n');
+			g_string_append(out, cont);
+			col = strlen(cont);
+			p++;
+			w--;
+		}
+		g_string_append_len(out, p, (gssize)w);
+		col += w;
+		p += w;
+	}
+	g_string_append_c(out, '\n');
+}
+
 /* The group title of a non-OK (or fallen-back OK) cell: its outcome and
  * what its tries show. Rejected cells: perf's message without the spec and
  * the position, so that one parser rule is one group. */
@@ -177,11 +202,21 @@ static char *cell_group_title(const struct cell *c)
 		g_string_append(t, c->tries->len ? " at the first try" : " (not opened)");
 	} else {
 		g_string_append(t, " after");
-		for (unsigned int i = 1; i < c->tries->len; i++) {
+		/* perf's :P walk repeats one fallback: "why -> X (3 times)". */
+		for (unsigned int i = 1, same; i < c->tries->len; i += same) {
 			const struct cell_try *tr = &g_array_index(c->tries, struct cell_try, i);
 
+			for (same = 1; i + same < c->tries->len; same++) {
+				const struct cell_try *n = &g_array_index(c->tries, struct cell_try,
+									  i + same);
+
+				if (n->outcome != tr->outcome || g_strcmp0(n->why, tr->why))
+					break;
+			}
 			g_string_append_printf(t, "%s %s -> %s", i > 1 ? ";" : "",
 					       tr->why ? tr->why : "retry", outcome_name(tr->outcome));
+			if (same > 1)
+				g_string_append_printf(t, " (%u times)", same);
 		}
 	}
 	if (c->per_cpu->len)
@@ -282,7 +317,7 @@ static char *coverage_describe(const struct matrix_index *mx, const unsigned int
 }
 
 #define GROUP_MAX_CLUSTERS 8
-#define GROUP_MAX_EVENTS 60
+#define GROUP_MAX_EVENTS 16
 #define GROUP_LIST_CELLS 3
 
 static void cell_format_line(const struct cell *c, GString *out);
@@ -295,9 +330,15 @@ static void group_format(const struct matrix_index *mx, const struct matrix_grou
 	g_autoptr(GHashTable) by_sig = g_hash_table_new(g_str_hash, g_str_equal);
 	unsigned int shown = 0;
 
-	g_string_append_c(out, '\n');
-	esc(out, g->title);
-	g_string_append_printf(out, ": %u cell%s\n", g->cells->len, g->cells->len == 1 ? "" : "s");
+	{
+		g_autoptr(GString) head = g_string_new(NULL);
+
+		esc(head, g->title);
+		g_string_append_printf(head, ": %u cell%s", g->cells->len,
+				       g->cells->len == 1 ? "" : "s");
+		g_string_append_c(out, '\n');
+		line_wrap(out, head->str, "    ");
+	}
 	if (g->cells->len <= GROUP_LIST_CELLS) {
 		for (unsigned int i = 0; i < g->cells->len; i++)
 			cell_format_line(mx->set->cells->pdata[g_array_index(g->cells,
@@ -336,14 +377,20 @@ static void group_format(const struct matrix_index *mx, const struct matrix_grou
 		const struct event_cluster *ec = clusters->pdata[i];
 
 		if (ec->names->len == 1) {
-			g_string_append(out, "  ");
-			esc(out, ec->names->pdata[0]);
-			g_string_append_printf(out, ", %u cell%s: %s\n", ec->cells,
+			g_autoptr(GString) line = g_string_new("  ");
+
+			esc(line, ec->names->pdata[0]);
+			g_string_append_printf(line, ", %u cell%s: %s", ec->cells,
 					       ec->cells == 1 ? "" : "s", ec->sig);
+			line_wrap(out, line->str, "      ");
 			continue;
 		}
-		g_string_append_printf(out, "  %u events, %u cells: %s:\n", ec->names->len,
-				       ec->cells, ec->sig);
+		{
+			g_autofree char *line = g_strdup_printf("  %u events, %u cells: %s:",
+								ec->names->len, ec->cells, ec->sig);
+
+			line_wrap(out, line, "      ");
+		}
 		words_wrap(out, "      ", (char **)ec->names->pdata, ec->names->len,
 			   GROUP_MAX_EVENTS);
 	}
@@ -448,8 +495,13 @@ static void disagreements_format(const struct matrix_index *mx, unsigned int max
 			g_string_append(out, "  ... more (--all prints every cell)\n");
 			break;
 		}
-		g_string_append_printf(out, "  %s (%u spec%s):\n", (char *)sigs->pdata[i],
-				       list->len, list->len == 1 ? "" : "s");
+		{
+			g_autofree char *line = g_strdup_printf("  %s (%u spec%s):",
+								(char *)sigs->pdata[i], list->len,
+								list->len == 1 ? "" : "s");
+
+			line_wrap(out, line, "      ");
+		}
 		words_wrap(out, "      ", (char **)list->pdata, list->len, 40);
 		lines += 2 + list->len / 8;
 	}
@@ -460,7 +512,29 @@ static void disagreements_format(const struct matrix_index *mx, unsigned int max
 				       rejected_only == 1 ? "it" : "them");
 }
 
-/* Cells per (event, profile), and who each cell is, computed once. */
+/* A screen-sized view shows the largest groups; --all every one. */
+#define TRIES_MAX_GROUPS 10
+#define TRIES_MAX_OK_GROUPS 4
+
+static void groups_format(const struct matrix_index *mx, GPtrArray *groups, unsigned int max,
+			  GString *out)
+{
+	unsigned int rest = 0;
+
+	for (unsigned int i = 0; i < groups->len; i++) {
+		const struct matrix_group *g = groups->pdata[i];
+
+		if (i < max)
+			group_format(mx, g, out);
+		else
+			rest += g->cells->len;
+	}
+	if (groups->len > max)
+		g_string_append_printf(out, "\n  ... %u more group%s (%u cell%s): --all lists every "
+				       "group and every non-OK cell\n", groups->len - max,
+				       groups->len - max == 1 ? "" : "s", rest, rest == 1 ? "" : "s");
+}
+
 void matrix_format_tries(const struct result_set *set, bool list_all, GString *out)
 {
 	g_autoptr(GPtrArray) profiles = g_ptr_array_new_with_free_func(g_free);
@@ -545,13 +619,11 @@ void matrix_format_tries(const struct result_set *set, bool list_all, GString *o
 		g_string_append_printf(out, ") in %u group%s\n", groups->len,
 				       groups->len == 1 ? "" : "s");
 	}
-	for (unsigned int i = 0; i < groups->len; i++)
-		group_format(&mx, groups->pdata[i], out);
+	groups_format(&mx, groups, list_all ? G_MAXUINT : TRIES_MAX_GROUPS, out);
 	if (fellback) {
 		g_string_append_printf(out, "\nOK only after a fallback: %u cell%s\n", fellback,
 				       fellback == 1 ? "" : "s");
-		for (unsigned int i = 0; i < okgroups->len; i++)
-			group_format(&mx, okgroups->pdata[i], out);
+		groups_format(&mx, okgroups, list_all ? G_MAXUINT : TRIES_MAX_OK_GROUPS, out);
 	}
 
 	if (list_all && nonok) {
