@@ -14,7 +14,9 @@
 #include "fleet.h"
 #include "journal.h"
 #include "log.h"
+#include "matrix.h"
 #include "perfev.h"
+#include "report.h"
 #include "repro.h"
 #include "results.h"
 #include "pool.h"
@@ -336,7 +338,7 @@ static void test_clean_run(void **state)
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep;
 	g_autoptr(result_set) set = NULL;
-	g_autofree char *matrix = NULL;
+	g_autofree char *mtext = NULL;
 	json_t *want = f_summary(NULL);
 
 	f.summary = true;
@@ -355,7 +357,17 @@ static void test_clean_run(void **state)
 	for (guint i = 0; i < set->cells->len; i++)
 		assert_false(outcome_is_harm(((struct cell *)set->cells->pdata[i])->outcome));
 	g_autofree char *mpath = g_build_filename(rep.run_dir, "matrix.txt", NULL);
-	assert_true(g_file_get_contents(mpath, &matrix, NULL, NULL));
+	assert_true(g_file_get_contents(mpath, &mtext, NULL, NULL));
+	/* matrix.txt is `pmucanary matrix` of this one run.json (the input
+	 * named by its run id), byte for byte: one terminal view. */
+	{
+		g_autoptr(GString) view = g_string_new(NULL);
+		const struct result_set *one = set;
+
+		assert_int_equal(report_render(REPORT_TEXT, &one, 1, NULL, view), 0);
+		assert_string_equal(mtext, view->str);
+		assert_true(g_str_has_prefix(mtext, "pmucanary matrix: 1 input, "));
+	}
 	/* no harm, no reproducer */
 	g_autofree char *repro = g_build_filename(rep.run_dir, "repro", NULL);
 	assert_false(g_file_test(repro, G_FILE_TEST_EXISTS));
@@ -525,7 +537,7 @@ static void check_class(struct fixture *fx, const char *harm_key, unsigned int *
 	g_autoptr(result_set) set = NULL, each = NULL;
 	unsigned int rounds, each_rounds;
 	json_t *rules, *rule;
-	g_autoptr(GString) matrix = g_string_new(NULL);
+	g_autoptr(GString) mtext = g_string_new(NULL);
 	g_autofree char *run_dir = NULL, *repro = NULL, *html_path = NULL, *html = NULL;
 
 	*by_rule = *alone = 0;
@@ -592,11 +604,19 @@ static void check_class(struct fixture *fx, const char *harm_key, unsigned int *
 	print_message("harm %s: rule \"%s\": %u cells by rule, %u armed alone; %u rounds (each: %u)\n",
 		      harm_key, json_string_value(json_object_get(rule, "text")), *by_rule, *alone,
 		      rounds, each_rounds);
-	/* The matrix names the rule before the cells. */
-	results_format_matrix(set, matrix);
-	assert_non_null(strstr(matrix->str, json_string_value(json_object_get(rule, "text"))));
+	/* The matrix names the rule before the cells, and each cell the rule
+	 * judged says so (every cell: the --all view). */
+	{
+		g_autoptr(matrix) m = NULL;
+		const struct result_set *one = set;
+
+		assert_int_equal(matrix_build(&one, NULL, 1, NULL, &m), 0);
+		matrix_format_text_all(m, false, 120, mtext);
+	}
+	assert_non_null(strstr(mtext->str, "harm explained by a rule over attr fields"));
+	assert_non_null(strstr(mtext->str, json_string_value(json_object_get(rule, "text"))));
 	if (*by_rule)
-		assert_non_null(strstr(matrix->str, " by rule: "));
+		assert_non_null(strstr(mtext->str, " judged by rule "));
 }
 
 /* A run's own reproducers: one per harm armed alone, none for an errno
