@@ -569,6 +569,22 @@ static void test_rule_cells(void **state)
  * 1) outlasts a 400 ms budget, so exactly `rounds` rounds are armed and
  * the run reports what they proved. harm_key "" harms every batch, NULL
  * none. */
+/* The first progress of the load phase, as a live progress line sees it. */
+struct load_seen {
+	bool seen;
+	double eta_s;
+};
+
+static void load_progress(void *ctx, const struct runner_progress *p)
+{
+	struct load_seen *ls = ctx;
+
+	if (!ls->seen && !strcmp(p->phase, "load")) {
+		ls->seen = true;
+		ls->eta_s = p->eta_s;
+	}
+}
+
 static void run_budget(struct fixture *fx, const char *isolate, const char *harm_key,
 		       unsigned int rounds, struct fake *f, struct runner_report *rep,
 		       struct result_set **out)
@@ -576,6 +592,7 @@ static void run_budget(struct fixture *fx, const char *isolate, const char *harm
 	g_autofree char *ini = g_build_filename(fx->dir, "budget.ini", NULL);
 	g_autofree char *text = NULL, *more = NULL;
 	struct runner_opts o = opts_for(fx);
+	struct load_seen ls = { 0 };
 
 	memset(f, 0, sizeof(*f));
 	fake_init(f);
@@ -586,10 +603,18 @@ static void run_budget(struct fixture *fx, const char *isolate, const char *harm
 	more = g_strconcat(text, "budget = 400ms\nisolate = ", isolate, "\n", NULL);
 	assert_true(g_file_set_contents(ini, more, -1, NULL));
 	o.scenario = ini;
+	o.progress = load_progress;
+	o.progress_ctx = &ls;
 	if (fake_run(&o, f, rep))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep->rounds, rounds);
 	assert_int_equal(f->arm_marks, rounds);
+	/* Before the first batch no pace is known, but the budget ends the
+	 * load phase: the ETA is what is left of its 400 ms, not unknown and
+	 * not zero. */
+	assert_true(ls.seen);
+	if (!(ls.eta_s > 0 && ls.eta_s <= 0.4))
+		fail_msg("the load phase's first ETA: %g s", ls.eta_s);
 	*out = read_run(rep->run_dir);
 }
 
@@ -1027,6 +1052,8 @@ static void test_unwritable_report_leaves_no_run_json(void **state)
 	o.resume_dir = rep.run_dir;
 	assert_true(fake_run(&o, &f2, &rep2) < 0);
 	assert_non_null(strstr(pc_errmsg(), "report.html"));
+	/* the run itself tested everything: only the report failed */
+	assert_null(strstr(pc_errmsg(), "could not test"));
 	assert_false(g_file_test(json, G_FILE_TEST_EXISTS));
 	runner_report_clear(&rep);
 	runner_report_clear(&rep2);
@@ -1282,10 +1309,50 @@ static void test_pool_by_name(void **state)
 	fake_clear(&f);
 }
 
+/* Every enum's _name() says "?" past its last value (style.md). */
+static void test_verdict_names(void **state)
+{
+	assert_string_equal(runner_verdict_name(RUNNER_VERDICT_COUNT), "?");
+	assert_string_equal(runner_verdict_name(RUNNER_VERDICT_COUNT + 1), "?");
+}
+
+/* A results directory that does not exist yet is made with its parents,
+ * each one others can enter and read (QEMU runs as another user and
+ * writes the consoles into the run's directory; a user lists results/). */
+static void test_results_dir_made(void **state)
+{
+	struct fixture *fx = armed_fixture(state);
+	g_autofree char *top = g_build_filename(fx->dir, "new", NULL);
+	g_autofree char *results = g_build_filename(top, "results", NULL);
+	struct fake f = { 0 };
+	struct runner_opts o = opts_for(fx);
+	struct runner_report rep;
+	mode_t old = umask(022);
+	struct stat st;
+	int ret;
+
+	o.results_dir = results;
+	ret = fake_run(&o, &f, &rep);
+	umask(old);
+	if (ret)
+		fail_msg("%s", pc_errmsg());
+	assert_int_equal(rep.verdict, RUNNER_VERDICT_CLEAN);
+	assert_true(g_str_has_prefix(rep.run_dir, results));
+	assert_int_equal(stat(top, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(stat(results, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(stat(rep.run_dir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	runner_report_clear(&rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
+		cmocka_unit_test(test_verdict_names),
+		cmocka_unit_test_setup_teardown(test_results_dir_made, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guests_fail_to_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_by_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
