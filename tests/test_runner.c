@@ -438,9 +438,29 @@ static void test_selftest_harm(void **state)
 		const struct cell *c = set->cells->pdata[i];
 
 		if (!strcmp(c->spec, "cpu-clock:u")) {
+			json_int_t last = 0;
+			unsigned int shown = 0;
+			size_t k;
+			json_t *ev;
+
 			assert_int_equal(c->outcome, OUTCOME_GUEST_CRASH);
 			assert_int_equal(c->k, 2);
 			assert_int_equal(c->n, 2);
+			/* the verdicts of the smallest harmful batches that held
+			 * it: first those of it alone (confirmed twice), none
+			 * larger before a smaller */
+			json_array_foreach(c->evidence, k, ev) {
+				json_int_t armed = json_integer_value(json_object_get(ev, "armed"));
+
+				if (g_strcmp0(json_string_value(json_object_get(ev, "kind")), "verdicts"))
+					continue;
+				if (armed < last || (!shown && armed != 1))
+					fail_msg("%s: verdicts of a batch of %lld after one of %lld",
+						 c->profile, (long long)armed, (long long)last);
+				last = armed;
+				shown++;
+			}
+			assert_true(shown >= 2);
 			g_hash_table_add(selftest_keys, cell_key(c));
 			harmed++;
 		}
@@ -499,6 +519,7 @@ static void check_class(struct fixture *fx, const char *harm_key, unsigned int *
 	unsigned int rounds, each_rounds;
 	json_t *rules, *rule;
 	g_autoptr(GString) matrix = g_string_new(NULL);
+	g_autoptr(GHashTable) class = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 
 	*by_rule = *alone = 0;
 	run_class_harm(fx, "rule", harm_key, &set, &rounds);
@@ -526,6 +547,7 @@ static void check_class(struct fixture *fx, const char *harm_key, unsigned int *
 			continue;
 		}
 		assert_non_null(judged);
+		g_hash_table_add(class, g_strdup(key));
 		assert_string_equal(json_string_value(json_object_get(c->extra, "rule")),
 				    json_string_value(json_object_get(rule, "text")));
 		if (!strcmp(judged, "rule")) {
@@ -542,6 +564,9 @@ static void check_class(struct fixture *fx, const char *harm_key, unsigned int *
 		}
 	}
 	assert_true(*alone >= 1);
+	/* the rule's "attrs": every attr it covers, sampled or not */
+	assert_int_equal(json_integer_value(json_object_get(rule, "attrs")),
+			 g_hash_table_size(class));
 	print_message("harm %s: rule \"%s\": %u cells by rule, %u armed alone; %u rounds (each: %u)\n",
 		      harm_key, json_string_value(json_object_get(rule, "text")), *by_rule, *alone,
 		      rounds, each_rounds);
@@ -565,10 +590,6 @@ static void test_rule_cells(void **state)
 	assert_true(by_rule >= 1);
 }
 
-/* [load] budget: the judge of load round `rounds` (the baseline is judge
- * 1) outlasts a 400 ms budget, so exactly `rounds` rounds are armed and
- * the run reports what they proved. harm_key "" harms every batch, NULL
- * none. */
 /* The first progress of the load phase, as a live progress line sees it. */
 struct load_seen {
 	bool seen;
@@ -585,6 +606,10 @@ static void load_progress(void *ctx, const struct runner_progress *p)
 	}
 }
 
+/* [load] budget: the judge of load round `rounds` (the baseline is judge
+ * 1) outlasts a 400 ms budget, so exactly `rounds` rounds are armed and
+ * the run reports what they proved. harm_key "" harms every batch, NULL
+ * none. */
 static void run_budget(struct fixture *fx, const char *isolate, const char *harm_key,
 		       unsigned int rounds, struct fake *f, struct runner_report *rep,
 		       struct result_set **out)
@@ -966,7 +991,7 @@ static void test_resume_hostile_load_counts(void **state)
 	g_autofree char *jpath = NULL, *text = NULL;
 	g_autoptr(GString) out = g_string_new(NULL);
 	g_autoptr(result_set) set = NULL;
-	unsigned int judged = 0, loads = 0;
+	unsigned int judged = 0, loads = 0, arm_errors = 0;
 
 	fake_init(&f2);
 	if (fake_run(&o, &f, &rep))
@@ -986,6 +1011,10 @@ static void test_resume_hostile_load_counts(void **state)
 
 			json_object_set_new(first, "samples", json_integer(-5));
 			json_object_set_new(first, "lost", json_integer(INT64_MAX));
+			/* an arm error by a name this build does not know (a
+			 * newer one's journal, an edit): still an error */
+			json_object_set_new(first, "arm_error", json_string("E_NOT_AN_OUTCOME"));
+			json_object_set_new(first, "cpu", json_integer(0));
 			for (int k = 0; k < 64; k++)
 				json_array_append_new(load, json_pack("{s:I,s:I}", "samples",
 					(json_int_t)INT64_MAX, "lost", (json_int_t)INT64_MAX));
@@ -1022,9 +1051,14 @@ static void test_resume_hostile_load_counts(void **state)
 					 c->spec, json_integer_value(json_object_get(ev, "samples")),
 					 json_integer_value(json_object_get(ev, "lost")));
 			assert_int_equal(json_integer_value(json_object_get(ev, "batches")), 1);
+			if (json_string_value(json_object_get(ev, "arm_error"))) {
+				arm_errors++;
+				assert_int_equal(json_integer_value(json_object_get(ev, "arm_cpu")), 0);
+			}
 		}
 	}
 	assert_true(loads > 0);
+	assert_true(arm_errors > 0);
 	runner_report_clear(&rep);
 	runner_report_clear(&rep2);
 	fake_clear(&f2);
