@@ -114,12 +114,15 @@ integration: all $(IT_BIN) $(HELPER_BIN)
 # through grub, twice harmed): inject's grub edit runs under ASan in
 # test_inject, the heartbeat's boot grace in test_heartbeat; what it adds is
 # a real distribution's boot beside a CPU load.
+# it_repro (1-2 min: a run and three guests under plain QEMU): the
+# reproducer writer and guest.sh's generator run under ASan in test_repro
+# and test_runner; what it adds is the shell script against real QEMU.
 , := ,
 CHECK_MODES := $(if $(filter 1,$(SANITIZE)),unit$(,)integration,all)
 CHECK_SUITES := $(if $(filter 1,$(SANITIZE)),!it_perfbin.sh !it_resume.sh !cli_fuzz.sh !it_faults.sh !it_inject.sh \
 		!cli_perf_debian.sh !it_restore.sh \
 		!cli_matrix_scale.sh !cli_matrix_text_scale.sh !it_lava.sh \
-		!it_smallkernel.sh !it_signal.sh !it_distro.sh)
+		!it_smallkernel.sh !it_signal.sh !it_distro.sh !it_repro.sh)
 
 # Everything `check` compiles, with -Werror: `make SANITIZE=1 check-build`
 # shows in seconds what the sanitizer pass's compiler says.

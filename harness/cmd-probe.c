@@ -10,6 +10,7 @@
 #include "perfbin.h"
 #include "pmu.h"
 #include "prober.h"
+#include "report.h"
 #include "results.h"
 
 #include <errno.h>
@@ -126,10 +127,12 @@ int cmd_probe(int argc, char **argv)
 		  "traced perf processes at once for --perf-binary, 1..256 (default: "
 		  "online CPUs x 2)", "N" },
 		{ "list-all", 0, 0, G_OPTION_ARG_NONE, &list_all,
-		  "after the grouped summary, print every non-OK cell, one line each", NULL },
+		  "every cell instead of the grouped view: the full grid (one column per "
+		  "spec), then every non-OK cell on one line (as `matrix --all`)", NULL },
+		{ "all", 0, 0, G_OPTION_ARG_NONE, &list_all, "the same as --list-all", NULL },
 		{ NULL }
 	};
-	struct results_matrix_opts mopts = { 0 };
+	struct report_options ropts = { 0 };
 	g_auto(cli_reports) reports = { 0 };
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- open every event x modifier "
 							     "combination on this host");
@@ -156,9 +159,12 @@ int cmd_probe(int argc, char **argv)
 		"Modifiers: u/k/h x G/H x 0-3 p (128 per event); each later letter the\n"
 		"profile knows with the p and G/H variants (16 each); --full: every\n"
 		"combination. Profile raw: exclude_* x precise_ip (256 per event).\n\n"
-		"Output: the count table (rows profiles; 'rejected' = the profile's parser\n"
-		"refused the spec, no syscall), then the specs profiles disagree on, then the\n"
-		"non-OK cells grouped by outcome and tries (--list-all: every cell).\n"
+		"Output: `pmucanary matrix` of this one probe: the header and limitations,\n"
+		"the grid (rows profiles, columns event x modifier class where rows differ;\n"
+		"'rej' = the profile's parser refused the spec, no syscall), the columns\n"
+		"where every row agrees, the specs profiles disagree on, the errno and\n"
+		"rejected cells grouped by outcome and tries, cells per outcome\n"
+		"(--list-all: every cell).\n"
 		"--perf-binary adds a real perf binary as a column, traced per spec.\n\n"
 		"Exit: 0 probed, 2 bad input, 125 could not probe or write the output.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
@@ -256,8 +262,15 @@ int cmd_probe(int argc, char **argv)
 	}
 
 	out = g_string_new(NULL);
-	mopts.list_all = list_all;
-	results_format_matrix_opts(set, &mopts, out);
+	ropts.all = list_all;
+	{
+		const struct result_set *one = set;
+
+		if (report_render(REPORT_TEXT, &one, 1, &ropts, out) < 0) {
+			fprintf(stderr, "pmucanary probe: %s\n", pc_errmsg());
+			return EXIT_INFRA;
+		}
+	}
 	fputs(out->str, stdout);
 	fflush(stdout);
 	if (json_path) {

@@ -52,8 +52,10 @@ static void show_progress(void *ctx, const struct runner_progress *p)
 }
 
 
-/* The matrix the run wrote, as the terminal's final word; harm lines in
- * red on a terminal so they stand out. */
+/* The matrix the run wrote (`pmucanary matrix` of its run.json), as the
+ * terminal's final word; on a terminal its harm and SELF-TEST lines in red
+ * so they stand out (indented lines: not the counts and the legend, which
+ * name every outcome). */
 static void print_matrix(const char *run_dir)
 {
 	g_autofree char *path = g_build_filename(run_dir, "matrix.txt", NULL);
@@ -64,8 +66,8 @@ static void print_matrix(const char *run_dir)
 		return;
 	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
 	for (char **l = lines; *l; l++) {
-		bool harm = color && (strstr(*l, "GUEST_") || strstr(*l, "HOST_") ||
-				      strstr(*l, "SELF-TEST"));
+		bool harm = color && **l == ' ' &&
+			    (strstr(*l, "GUEST_") || strstr(*l, "HOST_") || strstr(*l, "SELF-TEST"));
 
 		if (!**l && !l[1])
 			break;

@@ -87,7 +87,8 @@ if [ $rc -eq 1 ] && grep -q 'cpu-clock:u' <<<"$out" && ! grep -q 'cycles' <<<"$o
 else echo "FAIL: --event cpu-clock (exit $rc)"; echo "$out" | sed 's/^/    /'; fails=$((fails + 1)); fi
 n=$((n + 1))
 out=$("$bin" matrix --all --outcome harm --kernel '3.6*' "$d/run-3.6.json" "$d/run-3.7.json" 2>&1)
-if [ "$(grep -c ': GUEST_CRASH' <<<"$out")" -eq 2 ] && ! grep -q 'NOSUP\|^ *3\.7\.0 ' <<<"$out"; then
+if [ "$(grep -c '^  3\.6\.11 .*: GUEST_CRASH 3/3 ' <<<"$out")" -eq 2 ] && ! grep -q 'NOSUP\|^ *3\.7\.0 ' <<<"$out" &&
+   grep -q '^cells by outcome: GUEST_CRASH 2$' <<<"$out"; then
 	echo "ok: --outcome harm --kernel '3.6*': the two crashes of 3.6.11 only"
 else echo "FAIL: --outcome harm --kernel"; echo "$out" | sed 's/^/    /'; fails=$((fails + 1)); fi
 expect 1 '^  3\.6\.11 perf-3\.6 cycles:pp: GUEST_CRASH 3/3' --profile perf-3.6 --event 'cycles:pp' \

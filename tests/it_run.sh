@@ -152,6 +152,24 @@ else
 	fi
 	if ! grep -q "SELF-TEST" <<<"$m"; then echo "FAIL self-test run: matrix does not say SELF-TEST"; fail=1
 	else echo "ok   matrix says SELF-TEST"; fi
+	# matrix.txt is `pmucanary matrix` of this one run.json (the merged view,
+	# n = 1), the input named by its run id (its directory) instead of its path.
+	mv=$("$bin" matrix "$json" 2>/dev/null | sed "s|$json|$(basename "$(dirname "$json")")|g")
+	if [ "$m" = "$mv" ]; then
+		echo "ok   matrix.txt is the one-input matrix of run.json"
+	else
+		echo "FAIL matrix.txt is not \`pmucanary matrix run.json\`:"
+		diff <(echo "$m") <(echo "$mv") | head -20
+		fail=1
+	fi
+	if grep -q "^      limitation: accel is tcg: TCG cannot show hardware PMU/virtualization interactions" <<<"$m" &&
+	   grep -q "^HARM (no known erratum explains it): 3 cells" <<<"$m" &&
+	   grep -q "^      evidence: " <<<"$m" &&
+	   grep -q "^cells by outcome: OK [0-9]*,.* GUEST_CRASH 3" <<<"$m"; then
+		echo "ok   matrix.txt: the TCG limitation, the three harms with evidence, counts per outcome"
+	else
+		echo "FAIL matrix.txt lacks the TCG limitation, the harm lines or the counts:"; head -40 <<<"$m"; fail=1
+	fi
 	if jq -e '.selftest == true' "$json" >/dev/null; then echo "ok   run.json selftest flag"
 	else echo "FAIL run.json selftest flag"; fail=1; fi
 	# every GUEST_CRASH armed alone has its reproducer next to run.json,

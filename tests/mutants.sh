@@ -11,7 +11,9 @@
 #                  libvirtd)
 #   --all-unit     run every unit suite on every mutant, not only its catchers
 #   --list         print the mutants and their catching suites
-#   --check-list   only check that every `find` occurs exactly once
+#   --check-list   only check that every `find` occurs exactly once, and
+#                  that each entry of tests/mutants-equivalent.list names
+#                  one line that has its mutant
 #   --list-file=F  the mutants of F instead of tests/mutants.list (the
 #                  generated ones: tests/mutants_gen.py); the summary then
 #                  gives a kill score per file
@@ -34,7 +36,7 @@ for a in "$@"; do
 	--list) list_only=1 ;;
 	--check-list) check_only=1 ;;
 	--list-file=*) list=${a#--list-file=}; by_file=1 ;;
-	-h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "mutants.sh: unknown option $a" >&2; exit 2 ;;
 	*) only+=("$a") ;;
 	esac
@@ -104,6 +106,7 @@ parse_list
 check_finds || die "$list is stale: fix the entries above"
 if [ "$check_only" = 1 ]; then
 	echo "${#names[@]} mutants, every find occurs once"
+	python3 "$top/tests/mutants_gen.py" --check-equivalent || die "tests/mutants-equivalent.list is stale: fix the entries above"
 	exit 0
 fi
 if [ "$list_only" = 1 ]; then

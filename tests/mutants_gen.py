@@ -236,7 +236,12 @@ def writable(s):
 
 
 def load_equivalent(path):
-    eq = set()
+    """The entries of mutants-equivalent.list, each (file, line number in the
+    list, the lines around the mutated one, the mutated one's index among
+    them, its replacement). A line that occurs more than once in its file is
+    given with its neighbours (`\\n` between lines, in LINE and REPLACEMENT
+    alike), so that every entry names one line."""
+    eq = []
     if not os.path.exists(path):
         return eq
     with open(path) as f:
@@ -247,8 +252,48 @@ def load_equivalent(path):
             parts = line.split(" | ")
             if len(parts) != 4:
                 sys.exit(f"{path}:{ln}: expected FILE | LINE | REPLACEMENT | REASON")
-            eq.add((parts[0], parts[1].strip(), parts[2].strip()))
+            find = [x.strip() for x in parts[1].split("\\n")]
+            rep = [x.strip() for x in parts[2].split("\\n")]
+            diff = [i for i in range(len(find)) if len(find) == len(rep) and find[i] != rep[i]]
+            if len(diff) != 1:
+                sys.exit(f"{path}:{ln}: LINE and REPLACEMENT must differ in one line")
+            eq.append((parts[0], ln, find, diff[0], rep[diff[0]]))
     return eq
+
+
+def equivalent_lines(entry, lines):
+    """The line numbers (0-based) of lines an entry names: where its lines
+    occur in the file, trimmed."""
+    _, _, find, i, _ = entry
+    t = [x.strip() for x in lines]
+    return [s + i for s in range(len(t) - len(find) + 1) if t[s:s + len(find)] == find]
+
+
+def is_equivalent(eq, rel, lines, cand):
+    n, _, new = cand
+    return any(e[0] == rel and e[4] == new.strip() and n in equivalent_lines(e, lines)
+               for e in eq)
+
+
+def check_equivalent(eq):
+    """Every entry names exactly one line of its file, and that line has its
+    replacement among the generated candidates. Returns the complaints."""
+    bad = []
+    for e in eq:
+        rel, ln = e[0], e[1]
+        where = f"tests/mutants-equivalent.list:{ln}: {rel}"
+        if not os.path.exists(os.path.join(TOP, rel)):
+            bad.append(f"{where}: no such file")
+            continue
+        with open(os.path.join(TOP, rel)) as f:
+            lines, cands = candidates(rel, f.read())
+        at = equivalent_lines(e, lines)
+        if len(at) != 1:
+            bad.append(f"{where}: the line occurs {len(at)} times (must be once: "
+                       "give its neighbours, \\n between lines)")
+        elif not any(c[0] == at[0] and c[2].strip() == e[4] for c in cands):
+            bad.append(f"{where}:{at[0] + 1}: the generator makes no such mutant of it")
+    return bad
 
 
 def suites_for(rel):
@@ -266,6 +311,9 @@ def main():
     ap.add_argument("--per-module", type=int, default=5)
     ap.add_argument("--module", action="append", default=[])
     ap.add_argument("--stats", action="store_true")
+    ap.add_argument("--check-equivalent", action="store_true",
+                    help="only check that each entry of mutants-equivalent.list "
+                    "names one line that has that mutant")
     a = ap.parse_args()
 
     mods = a.module or sorted(
@@ -274,6 +322,14 @@ def main():
          for f in os.listdir(os.path.join(TOP, "lib", d)) if f.endswith(".c")] +
         [f"harness/{f}" for f in os.listdir(os.path.join(TOP, "harness")) if f.endswith(".c")])
     eq = load_equivalent(os.path.join(TOP, "tests", "mutants-equivalent.list"))
+    if a.check_equivalent:
+        bad = check_equivalent(eq)
+        for b in bad:
+            print(b, file=sys.stderr)
+        if bad:
+            sys.exit(1)
+        print(f"{len(eq)} equivalent mutants, each names one line")
+        return
     all_unit = sorted(f[:-2] for f in os.listdir(os.path.join(TOP, "tests"))
                       if f.startswith("test_") and f.endswith(".c"))
     total = 0
@@ -282,7 +338,7 @@ def main():
         with open(os.path.join(TOP, rel)) as f:
             text = f.read()
         lines, cands = candidates(rel, text)
-        cands = [c for c in cands if (rel, lines[c[0]].strip(), c[2].strip()) not in eq]
+        cands = [c for c in cands if not is_equivalent(eq, rel, lines, c)]
         if a.stats:
             print(f"{rel}: {len(cands)} candidates")
             continue

@@ -141,6 +141,13 @@ static void test_bad_numbers(void **state)
 		     "bad.ini:3: key 'kernel': '<3.99999999999': a release is up to 4 decimal parts");
 	expect_error("[erratum x]\nharm = GUEST_CRASH\nkernel = <3.7x\n",
 		     "bad.ini:3: key 'kernel': '<3.7x'");
+	/* a space after the operator: the operator alone is the word the
+	 * user is told about, as one that is not OP RELEASE (no release to
+	 * have too many parts) */
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nkernel = < 3.7\n",
+		     "bad.ini:3: key 'kernel': '<' is not OP RELEASE");
+	expect_error("[erratum x]\nharm = GUEST_CRASH\nkernel = >=v6.1\n",
+		     "bad.ini:3: key 'kernel': '>=v6.1' is not OP RELEASE");
 }
 
 /* "010" is ten as perf reads it, not octal eight; 0x.. is hex; the largest

@@ -161,6 +161,9 @@ static void test_kernel_numbers(void **state)
  * model that is not a number is unknown (strtol read 0). */
 static void test_cpuinfo(void **state)
 {
+	static const char *const cpu_members[] = {
+		"vendor", "family", "model", "stepping", "microcode", "model_name",
+	};
 	g_autofree char *dir = g_dir_make_tmp("pmucanary-cpuinfo-XXXXXX", NULL);
 	g_autofree char *path = g_build_filename(dir, "cpuinfo", NULL);
 	json_t *cpu;
@@ -188,6 +191,10 @@ static void test_cpuinfo(void **state)
 	assert_true(g_file_set_contents(path, "processor\t: 0\n", -1, NULL));
 	cpu = fingerprint_cpu_json(path);
 	assert_true(json_is_null(json_object_get(cpu, "hypervisor")));
+	/* every member fingerprint.h names is there, null when unknown */
+	for (size_t i = 0; i < G_N_ELEMENTS(cpu_members); i++)
+		if (!json_is_null(json_object_get(cpu, cpu_members[i])))
+			fail_msg("cpu.%s: not null", cpu_members[i]);
 	json_decref(cpu);
 	unlink(path);
 	rmdir(dir);
@@ -245,6 +252,20 @@ static void test_accel_detect_closes(void **state)
 	for (int i = 0; i < 4; i++)
 		assert_string_equal(fingerprint_accel_detect(dev, root, NULL), "kvm");
 	assert_int_equal(test_open_fds(), before);
+	/* A harness started with stdin closed (`<&-`, a daemon): /dev/kvm
+	 * may open as descriptor 0, and that is an open, not a failure. */
+	{
+		int saved = dup(0), fd;
+
+		assert_true(saved >= 0);
+		close(0);
+		assert_string_equal(fingerprint_accel_detect(dev, root, NULL), "kvm");
+		/* it was closed again: the next open takes 0 */
+		fd = open(dev, O_RDONLY | O_CLOEXEC);
+		assert_int_equal(dup2(saved, 0), 0);
+		close(saved);
+		assert_int_equal(fd, 0);
+	}
 	rmdir(intel);
 	unlink(dev);
 	rmdir(root);

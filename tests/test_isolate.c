@@ -279,6 +279,47 @@ static void test_pair_across_batches(void **state)
 	oracle_clear(&o);
 }
 
+/* What a clean run asks, by kind: how many tests and how many ids each. */
+struct by_kind {
+	unsigned int tests[ISOLATE_KIND_COUNT];
+	size_t min_ids[ISOLATE_KIND_COUNT], max_ids[ISOLATE_KIND_COUNT];
+	unsigned int armed[64];  /* times each id was armed across batches */
+};
+
+static int by_kind_fn(void *ctx, const struct isolate_test *t, enum outcome *res)
+{
+	struct by_kind *b = ctx;
+
+	if (!b->tests[t->kind] || t->count < b->min_ids[t->kind])
+		b->min_ids[t->kind] = t->count;
+	b->max_ids[t->kind] = MAX(b->max_ids[t->kind], t->count);
+	b->tests[t->kind]++;
+	for (size_t i = 0; t->kind == ISOLATE_KIND_ACROSS && i < t->count; i++)
+		b->armed[t->ids[i]]++;
+	*res = OUTCOME_OK;
+	return 0;
+}
+
+/* isolate.h: each screening batch in two halves, every two halves of
+ * different batches armed together: batch_size ids per test (an even
+ * batch_size: halves of batch_size / 2), 2k(k-1) tests for k batches. */
+static void test_pairs_in_even_halves(void **state)
+{
+	g_autoptr(isolate) iso = isolate_new(8, 4, 1);
+	struct by_kind b = { 0 };
+
+	isolate_cover_pairs(iso, true);
+	assert_int_equal(isolate_run(iso, by_kind_fn, &b), 0);
+	assert_int_equal(b.tests[ISOLATE_KIND_SCREEN], 2);
+	assert_int_equal(b.tests[ISOLATE_KIND_ACROSS], 2 * 2 * (2 - 1));
+	assert_int_equal(b.min_ids[ISOLATE_KIND_ACROSS], 4);
+	assert_int_equal(b.max_ids[ISOLATE_KIND_ACROSS], 4);
+	/* each half meets the other batch's two halves */
+	for (size_t id = 0; id < 8; id++)
+		assert_int_equal(b.armed[id], 2);
+	assert_int_equal(isolate_culprit_count(iso), 0);
+}
+
 static void test_flaky(void **state)
 {
 	struct oracle o;
@@ -839,6 +880,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_harm),
+		cmocka_unit_test(test_pairs_in_even_halves),
 		cmocka_unit_test(test_one_culprit_of_256),
 		cmocka_unit_test(test_several_culprits),
 		cmocka_unit_test(test_pair_only),

@@ -215,10 +215,18 @@ static void test_job_bad_input(void **state)
 		{ base, "probe profile 'perf-3.6\tx': spaces or control bytes" },
 		{ base, "pmucanary path: empty" },
 		{ base, "probe event: empty" },
+		/* a good name does not end the checks: what follows is checked */
+		{ base, "kernel args: panic=-1 reboots" },
+		/* lava.h: a URL of at most 2048 bytes */
+		{ base, NULL },
+		{ base, "ramdisk: URL longer than 2048 bytes" },
 	};
 	char *bad_profiles[] = { "perf-3.6\tx", NULL };
 	char *empty_events[] = { "", NULL };
 	g_autofree char *long_name = g_strnfill(257, 'j'), *name256 = g_strnfill(256, 'j');
+	g_autofree char *fill2048 = g_strnfill(2048 - strlen("http://x/"), 'u');
+	g_autofree char *url2048 = g_strconcat("http://x/", fill2048, NULL);
+	g_autofree char *url2049 = g_strconcat(url2048, "v", NULL);
 	g_autoptr(GString) out = g_string_new(NULL);
 
 	cases[1].o.device_type = "pdp11";
@@ -237,6 +245,11 @@ static void test_job_bad_input(void **state)
 	cases[14].o.probe_profiles = bad_profiles;
 	cases[15].o.pmucanary_path = "";
 	cases[16].o.probe_events = empty_events;
+	cases[17].o.job_name = "nightly";
+	cases[17].o.kernel_args = "panic=-1";
+	cases[18].o.ramdisk_url = url2048;
+	cases[19].o.ramdisk_url = url2049;
+	assert_int_equal(strlen(url2048), 2048);
 	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
 		int ret = lava_job_write(&cases[i].o, out);
 
@@ -917,6 +930,23 @@ static void test_export_with_log_agrees(void **state)
 					     "job.log", &got, &infra), -EINVAL);
 	if (!strstr(pc_errmsg(), "export: case pmucanary-run-json: differs from job.log"))
 		fail_msg("%s", pc_errmsg());
+	/* a log cut before the job's own result (its last line): lava.h's
+	 * "a log without the job's final result", however well the export
+	 * agrees with what is there */
+	{
+		g_autofree char *cut = g_strdup(log);
+		char *last;
+
+		g_strchomp(cut);
+		last = strrchr(cut, '\n');
+		assert_non_null(last);
+		last[1] = '\0';
+		assert_int_equal(lava_collect_export(ex, strlen(ex), "export", cut, strlen(cut),
+						     "job.log", &got, &infra), -EINVAL);
+		if (!strstr(pc_errmsg(), "job.log:") ||
+		    !strstr(pc_errmsg(), "the log ends before the job's result"))
+			fail_msg("%s", pc_errmsg());
+	}
 	/* a job that passed in the export and failed in the log */
 	g_autofree char *flog = make_log(set, "fail", true);
 

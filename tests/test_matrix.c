@@ -478,6 +478,384 @@ static void test_hostile_strings(void **state)
 	}
 }
 
+
+/* ---- one input: a run's matrix.txt, `probe`, `matrix` of one file ---- */
+
+static struct perf_event_attr attr_make(uint32_t type, uint64_t config, int precise,
+					int exclude_guest)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = type;
+	a.size = sizeof(a);
+	a.config = config;
+	a.precise_ip = precise;
+	a.exclude_guest = exclude_guest;
+	return a;
+}
+
+/* One TCG run of 6.1.0: an OK cell, a guest crash, an errno after a
+ * fallback with CPUs that disagree, a spec the profile rejects, and an OK
+ * that needed the fallback. */
+static struct result_set *one_run(void)
+{
+	struct result_set *set = result_set_new(RESULTS_KIND_RUN);
+	struct perf_event_attr sw = attr_make(PERF_TYPE_SOFTWARE, 0, 0, 0);
+	struct perf_event_attr hw = attr_make(PERF_TYPE_HARDWARE, 0, 2, 0);
+	struct perf_event_attr hwg = attr_make(PERF_TYPE_HARDWARE, 0, 2, 1);
+	struct cell *c;
+
+	g_free(set->run_id);
+	set->run_id = g_strdup("r1");
+	g_free(set->kernel);
+	set->kernel = g_strdup("6.1.0");
+	g_free(set->accel);
+	set->accel = g_strdup("tcg");
+	g_free(set->tool_version);
+	set->tool_version = g_strdup("0.1");
+	g_free(set->created);
+	set->created = g_strdup("2026-12-07T00:00:00Z");
+	json_decref(set->host);
+	set->host = json_pack("{s:{s:s,s:i,s:i,s:i}}", "cpu", "vendor", "GenuineIntel",
+			      "family", 6, "model", 58, "stepping", 9);
+	results_add_limitation(set, "%s", RESULTS_LIMIT_TCG);
+
+	c = cell_new("6.1.0", "perf-6.1", "cpu-clock:u");
+	cell_add_try(c, &sw, OUTCOME_OK, NULL);
+	c->outcome = OUTCOME_OK;
+	results_add_cell(set, c);
+
+	c = cell_new("6.1.0", "perf-3.6", "cpu-clock:k");
+	cell_add_try(c, &sw, OUTCOME_OK, NULL);
+	c->outcome = OUTCOME_GUEST_CRASH;
+	c->k = 2;
+	c->n = 2;
+	json_array_append_new(c->evidence, json_pack("{s:s,s:i,s:s}", "kind", "console",
+						     "guest", 0, "excerpt",
+						     "sysrq triggered crash"));
+	results_add_cell(set, c);
+
+	c = cell_new("6.1.0", "perf-3.6", "cycles:pp");
+	cell_add_try(c, &hw, OUTCOME_EOPNOTSUPP, NULL);
+	cell_add_try(c, &hwg, OUTCOME_ENOENT, "set exclude_guest");
+	cell_add_cpu(c, 0, OUTCOME_ENOENT);
+	cell_add_cpu(c, 1, OUTCOME_EBUSY);
+	c->outcome = OUTCOME_ENOENT;
+	results_add_cell(set, c);
+
+	c = cell_new("6.1.0", "perf-3.6", "cycles:Z");
+	cell_set_error(c, "cycles:Z: unknown modifier 'Z' at 8");
+	results_add_cell(set, c);
+
+	c = cell_new("6.1.0", "perf-modern", "cycles:pp");
+	cell_add_try(c, &hw, OUTCOME_EOPNOTSUPP, NULL);
+	cell_add_try(c, &hwg, OUTCOME_OK, "set exclude_guest");
+	c->outcome = OUTCOME_OK;
+	results_add_cell(set, c);
+	return set;
+}
+
+static char *one_view(const struct result_set *set, bool all)
+{
+	g_autoptr(matrix) m = NULL;
+	GString *text = g_string_new(NULL);
+
+	if (matrix_build(&set, NULL, 1, NULL, &m) < 0)
+		fail_msg("matrix_build: %s", pc_errmsg());
+	if (all)
+		matrix_format_text_all(m, false, 120, text);
+	else
+		matrix_format_text(m, false, 120, text);
+	if (g_getenv("PMUCANARY_TEST_DUMP"))
+		fputs(text->str, stderr);
+	return g_string_free(text, FALSE);
+}
+
+/* The default view of one run, whole: what the run's own report said
+ * (the run, the tool that wrote it, the TCG limitation, every harm with
+ * evidence, counts per outcome, the errno cells by what their tries show,
+ * the OK cells that needed a fallback) in the merged view's shape. Written
+ * from the contract (matrix.h), not from the output. */
+static void test_one_run_view(void **state)
+{
+	g_autoptr(result_set) set = one_run();
+	g_autofree char *text = one_view(set, false);
+
+	assert_string_equal(text,
+		"pmucanary matrix: 1 input, 1 CPU signature, 1 kernel, 3 profiles, 4 specs, 5 cells\n"
+		"inputs:\n"
+		"  [1] r1: run r1, kernel 6.1.0, accel tcg, cpu GenuineIntel 6/58/9\n"
+		"      written by pmucanary 0.1 at 2026-12-07T00:00:00Z\n"
+		"      profiles: perf-6.1, perf-3.6, perf-modern\n"
+		"      limitation: " RESULTS_LIMIT_TCG "\n"
+		"\n"
+		"HARM (no known erratum explains it): 1 cell\n"
+		"  6.1.0 perf-3.6 cpu-clock:k: GUEST_CRASH 2/2 [cpu GenuineIntel 6/58/9, r1]\n"
+		"      evidence: console (guest 0): sysrq triggered crash\n"
+		"\n"
+		"where rows differ: 2 column groups (event x modifier class; a cell names the "
+		"outcomes of its specs):\n"
+		"kernel  profile      c1      c2\n"
+		"6.1.0   perf-6.1     ok      -\n"
+		"6.1.0   perf-3.6     CRASH!  NOENT\n"
+		"6.1.0   perf-modern  -       ok\n"
+		"columns:\n"
+		"  c1   cpu-clock x u/k/h: 2 specs, 2 cells\n"
+		"  c2   cycles x p: 1 spec, 2 cells\n"
+		"\n"
+		"where every row agrees: 1 spec in 1 column group, collapsed:\n"
+		"  rej       cycles x other: 1 spec, 1 cell\n"
+		"\n"
+		"profiles disagree on 1 spec (same spec, different outcome from the kernel under "
+		"different profiles):\n"
+		"  OK under perf-modern; ENOENT under perf-3.6 (1 spec):\n"
+		"      cycles:pp\n"
+		"\n"
+		"errno and rejected cells by outcome and tries: 2 (ENOENT 1, rejected by the "
+		"profile 1) in 2 groups\n"
+		"\n"
+		"ENOENT after set exclude_guest -> ENOENT (CPUs disagree): 1 cell\n"
+		"  perf-3.6     cycles:pp                                ENOENT (cpu0=ENOENT "
+		"cpu1=EBUSY)  after 2 tries: set exclude_guest -> ENOENT\n"
+		"\n"
+		"rejected by the profile's parser (no syscall): unknown modifier 'Z': 1 cell\n"
+		"  perf-3.6     cycles:Z                                 REJECTED  rejected: "
+		"cycles:Z: unknown modifier 'Z' at 8\n"
+		"\n"
+		"OK only after a fallback: 1 cell\n"
+		"\n"
+		"OK after set exclude_guest -> OK: 1 cell\n"
+		"  perf-modern  cycles:pp                                OK  after 2 tries: set "
+		"exclude_guest -> OK\n"
+		"\n"
+		"cells by outcome: OK 2, ENOENT 1, GUEST_CRASH 1, rejected by the profile 1\n"
+		"(every cell: --all; narrow with --event, --profile, --kernel, --outcome)\n"
+		"\n"
+		"legend: ok=OK NOENT=ENOENT CRASH!=GUEST_CRASH rej=the profile rejected the spec "
+		"-=not measured\n"
+		"  X! = harm (guest or host hurt)\n"
+		"modifier classes (by the perf_event_attr fields the modifiers set; a flag wins, "
+		"then p, then G/H):\n"
+		"  u/k/h = privilege filter only (exclude_user/kernel/hv);\n"
+		"  p = precise_ip>0 (p pp ppp P), no G/H, with or without u/k/h; other = other "
+		"modifiers or PMU terms\n"
+		"1 harmful cell, 0 known errata, 0 INFRA\n");
+}
+
+/* --all of one run (probe --list-all): every cell in the grid, the harm with
+ * evidence, every non-OK cell on its own line with its tries, the counts. */
+static void test_one_run_all(void **state)
+{
+	g_autoptr(result_set) set = one_run();
+	g_autofree char *text = one_view(set, true);
+
+	assert_non_null(strstr(text,
+		"kernel  profile      cpu-clock:u  cpu-clock:k  cycles:pp  cycles:Z\n"
+		"6.1.0   perf-6.1     ok           -            -          -\n"
+		"6.1.0   perf-3.6     -            CRASH!       NOENT      rej\n"
+		"6.1.0   perf-modern  -            -            ok         -\n"));
+	assert_non_null(strstr(text,
+		"\nHARM (no known erratum explains it):\n"
+		"  6.1.0 perf-3.6 cpu-clock:k: GUEST_CRASH 2/2 [cpu GenuineIntel 6/58/9, r1]\n"
+		"      evidence: console (guest 0): sysrq triggered crash\n"));
+	assert_non_null(strstr(text,
+		"\nevery non-OK cell (3):\n"
+		"  perf-3.6     cpu-clock:k                              GUEST_CRASH k/n=2/2\n"
+		"  perf-3.6     cycles:pp                                ENOENT (cpu0=ENOENT "
+		"cpu1=EBUSY)  after 2 tries: set exclude_guest -> ENOENT\n"
+		"  perf-3.6     cycles:Z                                 REJECTED  rejected: "
+		"cycles:Z: unknown modifier 'Z' at 8\n"));
+	assert_non_null(strstr(text, "limitation: " RESULTS_LIMIT_TCG "\n"));
+	assert_non_null(strstr(text,
+		"\ncells by outcome: OK 2, ENOENT 1, GUEST_CRASH 1, rejected by the profile 1\n"));
+	assert_true(g_str_has_suffix(text, "1 harmful cell, 0 known errata, 0 INFRA\n"));
+}
+
+/* Two inputs keep the merged view: no tries section, no "written by". */
+static void test_two_runs_no_tries(void **state)
+{
+	g_autoptr(result_set) a = one_run();
+	g_autoptr(result_set) b = one_run();
+	g_autoptr(matrix) m = NULL;
+	g_autoptr(GString) text = g_string_new(NULL);
+	const struct result_set *sets[2] = { a, b };
+	const char *names[2] = { "a", "b" };
+
+	g_free(b->kernel);
+	b->kernel = g_strdup("6.2.0");
+	for (guint i = 0; i < b->cells->len; i++) {
+		struct cell *c = b->cells->pdata[i];
+
+		g_free(c->kernel);
+		c->kernel = g_strdup("6.2.0");
+	}
+	assert_int_equal(matrix_build(sets, names, 2, NULL, &m), 0);
+	matrix_format_text(m, false, 120, text);
+	assert_null(strstr(text->str, "written by"));
+	assert_null(strstr(text->str, "profiles: "));
+	assert_null(strstr(text->str, "by outcome and tries"));
+	assert_non_null(strstr(text->str, "      limitations: as [1]\n"));
+	assert_non_null(strstr(text->str, "\ncells by outcome: OK 4, ENOENT 2, GUEST_CRASH 2, "
+					  "rejected by the profile 2\n"));
+	g_string_truncate(text, 0);
+	matrix_format_text_all(m, false, 120, text);
+	assert_null(strstr(text->str, "every non-OK cell"));
+	assert_non_null(strstr(text->str, "\ncells by outcome: OK 4"));
+}
+
+/* perf's messages, tries and specs of one run are escaped in the tries
+ * section as everywhere else. */
+static void test_one_run_hostile_tries(void **state)
+{
+	g_autoptr(result_set) set = one_run();
+	struct perf_event_attr sw = attr_make(PERF_TYPE_SOFTWARE, 0, 0, 0);
+	struct cell *c;
+
+	c = cell_new("6.1.0", "perf\033[2J", "cpu\033]0;x\007:u");
+	cell_set_error(c, "cpu\033]0;x\007:u: bad\r\nHARM: none");
+	results_add_cell(set, c);
+	c = cell_new("6.1.0", "perf-3.6", "cpu-clock:h");
+	cell_add_try(c, &sw, OUTCOME_EACCES, NULL);
+	cell_add_try(c, &sw, OUTCOME_EINVAL, "why\033[31m");
+	c->outcome = OUTCOME_EINVAL;
+	results_add_cell(set, c);
+	for (int all = 0; all < 2; all++) {
+		g_autofree char *text = one_view(set, all);
+
+		assert_null(strchr(text, '\033'));
+		assert_null(strchr(text, '\r'));
+		assert_null(strchr(text, '\007'));
+		assert_null(strstr(text, "\nHARM: none"));
+		assert_non_null(strstr(text, "why\\x1b[31m -> EINVAL"));
+		assert_non_null(strstr(text, "bad\\x0d\\x0aHARM: none"));
+		if (all)
+			assert_non_null(strstr(text, "  perf\\x1b[2J  cpu\\x1b]0;x\\x07:u"));
+	}
+}
+
+/* A sweep shaped like a host without a hardware PMU: 64 modifiers x 3
+ * events x 2 profiles plus raw; one spec where the profiles disagree. */
+static struct result_set *set_sweep(void)
+{
+	static const char *const mods[] = { "", "u", "k", "uk", "h", "G", "H", "GH" };
+	static const char *const pp[] = { "", "p", "pp", "ppp" };
+	struct result_set *set = result_set_new(RESULTS_KIND_PROBE);
+	struct perf_event_attr sw = attr_make(PERF_TYPE_SOFTWARE, 0, 0, 0);
+	struct perf_event_attr hw = attr_make(PERF_TYPE_HARDWARE, 1, 0, 0);
+	struct perf_event_attr hw0 = attr_make(PERF_TYPE_HARDWARE, 0, 2, 0);
+	const char *profiles[] = { "perf-3.1", "perf-3.6", "perf-3.7" };
+
+	for (size_t p = 0; p < G_N_ELEMENTS(profiles); p++)
+		for (size_t e = 0; e < 3; e++)
+			for (size_t m = 0; m < G_N_ELEMENTS(mods); m++)
+				for (size_t q = 0; q < G_N_ELEMENTS(pp); q++) {
+					static const char *const ev[] = { "cpu-clock", "instructions",
+									  "branch-misses" };
+					g_autofree char *spec = NULL;
+					struct cell *c;
+
+					spec = *mods[m] || *pp[q]
+						? g_strdup_printf("%s:%s%s", ev[e], mods[m], pp[q])
+						: g_strdup(ev[e]);
+					c = cell_new("6.1", profiles[p], spec);
+					if (p == 0 && strpbrk(mods[m], "GH")) {
+						g_autofree char *msg = g_strdup_printf(
+							"%s: unknown modifier '%c' at %zu (perf-3.1 knows "
+							"'ukhp')", spec, *strpbrk(mods[m], "GH"),
+							strlen(ev[e]) + 2);
+
+						cell_set_error(c, msg);
+					} else if (e == 0) {
+						cell_set_attr(c, &sw);
+						cell_add_try(c, &sw, OUTCOME_OK, NULL);
+						c->outcome = OUTCOME_OK;
+					} else {
+						cell_set_attr(c, &hw);
+						cell_add_try(c, &hw, OUTCOME_ENOENT, NULL);
+						c->outcome = OUTCOME_ENOENT;
+					}
+					results_add_cell(set, c);
+				}
+	/* The 2012 story in one cell pair: the same spec, two releases. */
+	for (size_t p = 1; p < 3; p++) {
+		struct cell *c = cell_new("6.1", profiles[p], "cycles:pp");
+
+		cell_set_attr(c, &hw0);
+		cell_add_try(c, &hw0, p == 1 ? OUTCOME_EOPNOTSUPP : OUTCOME_OK, NULL);
+		c->outcome = p == 1 ? OUTCOME_EOPNOTSUPP : OUTCOME_OK;
+		results_add_cell(set, c);
+	}
+	return set;
+}
+
+/* The default view shows the ten largest errno groups and counts the rest;
+ * --all shows every one. One fallback repeated (perf's :P walk) is named
+ * once with its count. */
+static void test_one_run_groups_capped(void **state)
+{
+	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_PROBE);
+	struct perf_event_attr sw = attr_make(PERF_TYPE_SOFTWARE, 0, 0, 0);
+	g_autofree char *text = NULL, *all = NULL;
+
+	for (unsigned int g = 0; g < 12; g++)
+		for (unsigned int i = 0; i <= 12 - g; i++) {
+			g_autofree char *spec = g_strdup_printf("ev%u:%c", i, "ukhpGHSDIWeb"[g]);
+			g_autofree char *why = g_strdup_printf("fallback %u", g);
+			struct cell *c = cell_new(set->kernel, "perf-6.1", spec);
+
+			cell_add_try(c, &sw, OUTCOME_EOPNOTSUPP, NULL);
+			for (int k = 0; k < 3; k++)
+				cell_add_try(c, &sw, OUTCOME_EINVAL, why);
+			c->outcome = OUTCOME_EINVAL;
+			results_add_cell(set, c);
+		}
+	text = one_view(set, false);
+	all = one_view(set, true);
+	assert_non_null(strstr(text, "\nEINVAL after fallback 0 -> EINVAL (3 times): 13 cells\n"));
+	assert_non_null(strstr(text, "\nEINVAL after fallback 9 -> EINVAL (3 times): 4 cells\n"));
+	assert_null(strstr(text, "fallback 10 "));
+	assert_non_null(strstr(text, "\n  ... 2 more groups (5 cells): --all lists every group "
+				     "and every non-OK cell\n"));
+	assert_non_null(strstr(all, "\nEINVAL after fallback 11 -> EINVAL (3 times): 2 cells\n"));
+	assert_null(strstr(all, "more groups"));
+	assert_non_null(strstr(all, "after 4 tries: fallback 11 -> EINVAL; fallback 11 -> EINVAL; "
+				    "fallback 11 -> EINVAL\n"));
+}
+
+/* A probe-sized sweep of one host: the grouped view stays a screenful and
+ * names what the old count table and groups named. */
+static void test_one_probe_grouped(void **state)
+{
+	g_autoptr(result_set) set = set_sweep();
+	g_autofree char *text = one_view(set, false);
+	g_autofree char *all = one_view(set, true);
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+	assert_true(g_strv_length(lines) < 70);
+	assert_non_null(strstr(text, "errno and rejected cells by outcome and tries: 205 "
+				     "(EOPNOTSUPP 1, ENOENT 168, rejected by the profile 36) "
+				     "in 4 groups\n"));
+	assert_non_null(strstr(text, "\ncells by outcome: OK 85, EOPNOTSUPP 1, ENOENT 168, "
+				     "rejected by the profile 36\n"));
+	/* One line for the hardware events x every spec of two profiles. */
+	assert_non_null(strstr(text, "ENOENT at the first try: 168 cells\n"
+				     "  2 events, 168 cells: every spec of perf-3.6, perf-3.7; "
+				     "20 of 32 specs of perf-3.1:\n"
+				     "      instructions branch-misses\n"));
+	/* Parser rules are grouped without the spec and the position. */
+	assert_non_null(strstr(text, "rejected by the profile's parser (no syscall): "
+				     "unknown modifier 'G' (perf-3.1 knows 'ukhp'): 24 cells"));
+	/* The spec the releases disagree on is named, with both answers. */
+	assert_non_null(strstr(text, "profiles disagree on 1 spec"));
+	assert_non_null(strstr(text, "  OK under perf-3.7; EOPNOTSUPP under perf-3.6 (1 spec):\n"
+				     "      cycles:pp\n"));
+	assert_null(strstr(text, "perf-3.6     instructions:ukp "));
+	assert_non_null(strstr(all, "every non-OK cell (205):"));
+	assert_non_null(strstr(all, "  perf-3.6     instructions:ukp "));
+	assert_non_null(strstr(all, "  perf-3.1     cpu-clock:GH"));
+}
+
 static void test_filters(void **state)
 {
 	struct loaded l;
@@ -549,6 +927,12 @@ int main(void)
 		cmocka_unit_test(test_duplicate_in_one_input),
 		cmocka_unit_test(test_hostile_strings),
 		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_one_run_view),
+		cmocka_unit_test(test_one_run_all),
+		cmocka_unit_test(test_two_runs_no_tries),
+		cmocka_unit_test(test_one_run_hostile_tries),
+		cmocka_unit_test(test_one_run_groups_capped),
+		cmocka_unit_test(test_one_probe_grouped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

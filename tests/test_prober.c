@@ -632,6 +632,27 @@ static void test_emfile_is_infra(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* perf_event_paranoid as the kernel writes it (Documentation/admin-guide/
+ * sysctl/kernel.rst: -1 allows (almost) everything, 2 is the default, a
+ * distribution may set more); what is not one decimal int is the
+ * default, never 0 or a wrapped number. */
+static void test_paranoid_parse(void **state)
+{
+	assert_int_equal(prober_paranoid_parse("-1\n"), -1);
+	assert_int_equal(prober_paranoid_parse("0\n"), 0);
+	assert_int_equal(prober_paranoid_parse("1\n"), 1);
+	assert_int_equal(prober_paranoid_parse("2\n"), 2);
+	assert_int_equal(prober_paranoid_parse(" 4 \n"), 4);
+	assert_int_equal(prober_paranoid_parse(NULL), 2);
+	assert_int_equal(prober_paranoid_parse(""), 2);
+	assert_int_equal(prober_paranoid_parse("abc"), 2);
+	assert_int_equal(prober_paranoid_parse("-"), 2);
+	assert_int_equal(prober_paranoid_parse("--1"), 2);
+	assert_int_equal(prober_paranoid_parse("+1"), 2);
+	assert_int_equal(prober_paranoid_parse("1x"), 2);
+	assert_int_equal(prober_paranoid_parse("4294967296"), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -644,6 +665,7 @@ int main(void)
 		cmocka_unit_test(test_cpus_disagree_first_failure),
 		cmocka_unit_test(test_emfile_raises_limit),
 		cmocka_unit_test(test_emfile_is_infra),
+		cmocka_unit_test(test_paranoid_parse),
 	};
 	return test_run_group(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 
 #include "diff.h"
 #include "log.h"
+#include "report.h"
 #include "results.h"
 #include "testutil.h"
 
@@ -507,8 +508,12 @@ static void test_utf8(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_array_get(c->evidence, 0),
 							      "console")),
 			    "oops \\xe2\\x82 caf\xc3\xa9");
-	results_format_matrix(back, out);
-	assert_non_null(strstr(out->str, "pmu\\xfe/x/"));
+	{
+		const struct result_set *one = back;
+
+		assert_int_equal(report_render(REPORT_TEXT, &one, 1, NULL, out), 0);
+		assert_non_null(strstr(out->str, "pmu\\xfe/x/"));
+	}
 	s = results_json_string(NULL);
 	assert_true(json_is_null(s));
 	json_decref(s);
@@ -552,9 +557,14 @@ static void test_v1_fixtures_round_trip(void **state)
 			fail_msg("%s: not the same set after /2", files[i]);
 		json_decref(a);
 		json_decref(b);
-		results_format_matrix_opts(v1, &(struct results_matrix_opts){ .list_all = true }, m1);
-		results_format_matrix_opts(v2, &(struct results_matrix_opts){ .list_all = true }, m2);
-		assert_string_equal(m1->str, m2->str);
+		{
+			const struct result_set *s1 = v1, *s2 = v2;
+			const struct report_options all = { .all = true };
+
+			assert_int_equal(report_render(REPORT_TEXT, &s1, 1, &all, m1), 0);
+			assert_int_equal(report_render(REPORT_TEXT, &s2, 1, &all, m2), 0);
+			assert_string_equal(m1->str, m2->str);
+		}
 		if (prev1) {
 			g_autoptr(diff_result) d1 = NULL;
 			g_autoptr(diff_result) d2 = NULL;
@@ -625,124 +635,6 @@ static void test_spec_event(void **state)
 	}
 }
 
-static void test_matrix(void **state)
-{
-	g_autoptr(result_set) set = set_sample();
-	g_autoptr(GString) out = g_string_new(NULL);
-
-	results_format_matrix(set, out);
-	assert_non_null(strstr(out->str, RESULTS_LIMIT_TCG));
-	assert_non_null(strstr(out->str, "| cpu-clock"));
-	assert_non_null(strstr(out->str, "| cycles"));
-	assert_non_null(strstr(out->str, "perf-3.6"));
-	assert_non_null(strstr(out->str, "non-OK cells: 2"));
-	/* Groups of at most a few cells list them. */
-	assert_non_null(strstr(out->str, "cpu1=EBUSY"));
-	assert_non_null(strstr(out->str, "unknown modifier 'Z'"));
-	assert_non_null(strstr(out->str, "set exclude_guest -> ENOENT"));
-	/* The rejected cell is not counted as the kernel's EINVAL. */
-	assert_non_null(strstr(out->str, "rejected 1"));
-	assert_null(strstr(out->str, "EINVAL 1"));
-	/* perf-6.1 row: cpu-clock has one OK cell. */
-	assert_non_null(strstr(out->str, "cells: 3 ("));
-}
-
-/* A sweep shaped like a host without a hardware PMU: 64 modifiers x 3
- * events x 2 profiles plus raw; one spec where the profiles disagree. */
-static struct result_set *set_sweep(void)
-{
-	static const char *const mods[] = { "", "u", "k", "uk", "h", "G", "H", "GH" };
-	static const char *const pp[] = { "", "p", "pp", "ppp" };
-	struct result_set *set = result_set_new(RESULTS_KIND_PROBE);
-	struct perf_event_attr sw = attr_make(PERF_TYPE_SOFTWARE, 0, 0, 0);
-	struct perf_event_attr hw = attr_make(PERF_TYPE_HARDWARE, 1, 0, 0);
-	struct perf_event_attr hw0 = attr_make(PERF_TYPE_HARDWARE, 0, 2, 0);
-	const char *profiles[] = { "perf-3.1", "perf-3.6", "perf-3.7" };
-
-	for (size_t p = 0; p < G_N_ELEMENTS(profiles); p++)
-		for (size_t e = 0; e < 3; e++)
-			for (size_t m = 0; m < G_N_ELEMENTS(mods); m++)
-				for (size_t q = 0; q < G_N_ELEMENTS(pp); q++) {
-					static const char *const ev[] = { "cpu-clock", "instructions",
-									  "branch-misses" };
-					g_autofree char *spec = NULL;
-					struct cell *c;
-
-					spec = *mods[m] || *pp[q]
-						? g_strdup_printf("%s:%s%s", ev[e], mods[m], pp[q])
-						: g_strdup(ev[e]);
-					c = cell_new("6.1", profiles[p], spec);
-					if (p == 0 && strpbrk(mods[m], "GH")) {
-						g_autofree char *msg = g_strdup_printf(
-							"%s: unknown modifier '%c' at %zu (perf-3.1 knows "
-							"'ukhp')", spec, *strpbrk(mods[m], "GH"),
-							strlen(ev[e]) + 2);
-
-						cell_set_error(c, msg);
-					} else if (e == 0) {
-						cell_set_attr(c, &sw);
-						cell_add_try(c, &sw, OUTCOME_OK, NULL);
-						c->outcome = OUTCOME_OK;
-					} else {
-						cell_set_attr(c, &hw);
-						cell_add_try(c, &hw, OUTCOME_ENOENT, NULL);
-						c->outcome = OUTCOME_ENOENT;
-					}
-					results_add_cell(set, c);
-				}
-	/* The 2012 story in one cell pair: the same spec, two releases. */
-	for (size_t p = 1; p < 3; p++) {
-		struct cell *c = cell_new("6.1", profiles[p], "cycles:pp");
-
-		cell_set_attr(c, &hw0);
-		cell_add_try(c, &hw0, p == 1 ? OUTCOME_EOPNOTSUPP : OUTCOME_OK, NULL);
-		c->outcome = p == 1 ? OUTCOME_EOPNOTSUPP : OUTCOME_OK;
-		results_add_cell(set, c);
-	}
-	return set;
-}
-
-static void test_matrix_grouped(void **state)
-{
-	g_autoptr(result_set) set = set_sweep();
-	g_autoptr(GString) out = g_string_new(NULL);
-	g_autoptr(GString) all = g_string_new(NULL);
-	struct results_matrix_opts opts = { .list_all = true };
-	g_auto(GStrv) lines = NULL;
-
-	results_format_matrix(set, out);
-	if (g_getenv("PMUCANARY_TEST_DUMP"))
-		fputs(out->str, stderr);
-	lines = g_strsplit(out->str, "\n", -1);
-	/* 205 non-OK cells, a screenful of text. */
-	assert_true(g_strv_length(lines) < 60);
-	assert_non_null(strstr(out->str, "non-OK cells: 205 (EOPNOTSUPP 1, ENOENT 168, "
-				      "rejected by the profile 36)"));
-	/* The rejected column, apart from EINVAL. */
-	assert_non_null(strstr(out->str, "| OK rejected"));
-	assert_non_null(strstr(out->str, "cells: 290 (OK 85, EOPNOTSUPP 1, ENOENT 168, "
-				      "rejected 36)"));
-	/* One line for the hardware events x every spec of two profiles. */
-	assert_non_null(strstr(out->str, "ENOENT at the first try: 168 cells\n"
-				      "  2 events, 168 cells: every spec of perf-3.6, perf-3.7; "
-				      "20 of 32 specs of perf-3.1:\n"
-				      "      instructions branch-misses\n"));
-	/* Parser rules are grouped without the spec and the position. */
-	assert_non_null(strstr(out->str, "rejected by the profile's parser (no syscall): "
-				      "unknown modifier 'G' (perf-3.1 knows 'ukhp'): 24 cells"));
-	/* The spec the releases disagree on is named, with both answers. */
-	assert_non_null(strstr(out->str, "profiles disagree on 1 spec"));
-	assert_non_null(strstr(out->str, "  OK under perf-3.7; EOPNOTSUPP under perf-3.6 (1 spec):\n"
-				      "      cycles:pp\n"));
-	assert_non_null(strstr(out->str, "--list-all prints every cell"));
-	assert_null(strstr(out->str, "perf-3.6     instructions:ukp "));
-
-	results_format_matrix_opts(set, &opts, all);
-	assert_non_null(strstr(all->str, "every non-OK cell (205):"));
-	assert_non_null(strstr(all->str, "  perf-3.6     instructions:ukp "));
-	assert_non_null(strstr(all->str, "  perf-3.1     cpu-clock:GH"));
-}
-
 static void test_limitations_dedup(void **state)
 {
 	g_autoptr(result_set) set = result_set_new(RESULTS_KIND_RUN);
@@ -774,8 +666,6 @@ int main(void)
 		cmocka_unit_test(test_overwrite),
 		cmocka_unit_test(test_write_fails_cleanly),
 		cmocka_unit_test(test_spec_event),
-		cmocka_unit_test(test_matrix),
-		cmocka_unit_test(test_matrix_grouped),
 		cmocka_unit_test(test_limitations_dedup),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

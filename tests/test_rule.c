@@ -237,6 +237,23 @@ static void test_text_forms(void **state)
 	g_autofree char *s = rule_to_string(&r);
 
 	assert_string_equal(s, "not(type=hardware config=cpu-cycles) sample_type&CALLCHAIN");
+	/* rule.h: a sample_type literal is given in JSON by its "bit" (the
+	 * name the text uses), not as a "value" */
+	{
+		json_t *j = rule_to_json(&r);
+		json_t *lit = json_array_get(json_object_get(j, "literals"), 1);
+
+		assert_string_equal(json_string_value(json_object_get(lit, "field")), "sample_type");
+		assert_string_equal(json_string_value(json_object_get(lit, "bit")), "CALLCHAIN");
+		assert_null(json_object_get(lit, "value"));
+		r.lits[1].op = RULE_OP_CLEAR;
+		json_decref(j);
+		j = rule_to_json(&r);
+		lit = json_array_get(json_object_get(j, "literals"), 1);
+		assert_string_equal(json_string_value(json_object_get(lit, "bit")), "CALLCHAIN");
+		assert_null(json_object_get(lit, "value"));
+		json_decref(j);
+	}
 
 	/* bit 0 of sample_type is PERF_SAMPLE_IP (uapi perf_event.h) */
 	{
@@ -327,6 +344,21 @@ static void test_sample_type_bit(void **state)
 		assert_int_equal(rule_learn(l, &r), 0);
 		for (size_t i = 0; i < N; i++)
 			assert_int_equal(rule_matches(&r, &st[i]), i % 3 == 0);
+	}
+	/* Bit 0 (PERF_SAMPLE_IP) is a bit like any: on every third id alone,
+	 * the harm with it is the rule. */
+	{
+		struct perf_event_attr ip[N];
+		g_autoptr(rule_learner) l = NULL;
+
+		for (size_t i = 0; i < N; i++) {
+			ip[i] = attrs[i];
+			ip[i].sample_type = i % 3 ? PERF_SAMPLE_TID : PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+		}
+		l = rule_learner_new(ip, N);
+		rule_learner_add(l, with, nw, true);
+		rule_learner_add(l, without, nwo, false);
+		assert_rule(l, "sample_type&IP");
 	}
 	/* The other side: harm without it. */
 	{

@@ -14,7 +14,9 @@
 #include "fleet.h"
 #include "journal.h"
 #include "log.h"
+#include "matrix.h"
 #include "perfev.h"
+#include "report.h"
 #include "repro.h"
 #include "results.h"
 #include "pool.h"
@@ -336,7 +338,7 @@ static void test_clean_run(void **state)
 	struct runner_opts o = opts_for(fx);
 	struct runner_report rep;
 	g_autoptr(result_set) set = NULL;
-	g_autofree char *matrix = NULL;
+	g_autofree char *mtext = NULL;
 	json_t *want = f_summary(NULL);
 
 	f.summary = true;
@@ -355,7 +357,17 @@ static void test_clean_run(void **state)
 	for (guint i = 0; i < set->cells->len; i++)
 		assert_false(outcome_is_harm(((struct cell *)set->cells->pdata[i])->outcome));
 	g_autofree char *mpath = g_build_filename(rep.run_dir, "matrix.txt", NULL);
-	assert_true(g_file_get_contents(mpath, &matrix, NULL, NULL));
+	assert_true(g_file_get_contents(mpath, &mtext, NULL, NULL));
+	/* matrix.txt is `pmucanary matrix` of this one run.json (the input
+	 * named by its run id), byte for byte: one terminal view. */
+	{
+		g_autoptr(GString) view = g_string_new(NULL);
+		const struct result_set *one = set;
+
+		assert_int_equal(report_render(REPORT_TEXT, &one, 1, NULL, view), 0);
+		assert_string_equal(mtext, view->str);
+		assert_true(g_str_has_prefix(mtext, "pmucanary matrix: 1 input, "));
+	}
 	/* no harm, no reproducer */
 	g_autofree char *repro = g_build_filename(rep.run_dir, "repro", NULL);
 	assert_false(g_file_test(repro, G_FILE_TEST_EXISTS));
@@ -442,9 +454,29 @@ static void test_selftest_harm(void **state)
 		const struct cell *c = set->cells->pdata[i];
 
 		if (!strcmp(c->spec, "cpu-clock:u")) {
+			json_int_t last = 0;
+			unsigned int shown = 0;
+			size_t k;
+			json_t *ev;
+
 			assert_int_equal(c->outcome, OUTCOME_GUEST_CRASH);
 			assert_int_equal(c->k, 2);
 			assert_int_equal(c->n, 2);
+			/* the verdicts of the smallest harmful batches that held
+			 * it: first those of it alone (confirmed twice), none
+			 * larger before a smaller */
+			json_array_foreach(c->evidence, k, ev) {
+				json_int_t armed = json_integer_value(json_object_get(ev, "armed"));
+
+				if (g_strcmp0(json_string_value(json_object_get(ev, "kind")), "verdicts"))
+					continue;
+				if (armed < last || (!shown && armed != 1))
+					fail_msg("%s: verdicts of a batch of %lld after one of %lld",
+						 c->profile, (long long)armed, (long long)last);
+				last = armed;
+				shown++;
+			}
+			assert_true(shown >= 2);
 			g_hash_table_add(selftest_keys, cell_key(c));
 			harmed++;
 		}
@@ -525,8 +557,9 @@ static void check_class(struct fixture *fx, const char *harm_key, unsigned int *
 	g_autoptr(result_set) set = NULL, each = NULL;
 	unsigned int rounds, each_rounds;
 	json_t *rules, *rule;
-	g_autoptr(GString) matrix = g_string_new(NULL);
+	g_autoptr(GString) mtext = g_string_new(NULL);
 	g_autofree char *run_dir = NULL, *repro = NULL, *html_path = NULL, *html = NULL;
+	g_autoptr(GHashTable) class = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 
 	*by_rule = *alone = 0;
 	run_class_harm(fx, "rule", harm_key, &set, &rounds, &run_dir);
@@ -559,6 +592,7 @@ static void check_class(struct fixture *fx, const char *harm_key, unsigned int *
 			continue;
 		}
 		assert_non_null(judged);
+		g_hash_table_add(class, g_strdup(key));
 		assert_string_equal(json_string_value(json_object_get(c->extra, "rule")),
 				    json_string_value(json_object_get(rule, "text")));
 		if (!strcmp(judged, "rule")) {
@@ -589,14 +623,25 @@ static void check_class(struct fixture *fx, const char *harm_key, unsigned int *
 	assert_true(*alone >= 1);
 	/* nothing else in repro/ */
 	assert_int_equal(count_entries(repro), *alone);
+	/* the rule's "attrs": every attr it covers, sampled or not */
+	assert_int_equal(json_integer_value(json_object_get(rule, "attrs")),
+			 g_hash_table_size(class));
 	print_message("harm %s: rule \"%s\": %u cells by rule, %u armed alone; %u rounds (each: %u)\n",
 		      harm_key, json_string_value(json_object_get(rule, "text")), *by_rule, *alone,
 		      rounds, each_rounds);
-	/* The matrix names the rule before the cells. */
-	results_format_matrix(set, matrix);
-	assert_non_null(strstr(matrix->str, json_string_value(json_object_get(rule, "text"))));
+	/* The matrix names the rule before the cells, and each cell the rule
+	 * judged says so (every cell: the --all view). */
+	{
+		g_autoptr(matrix) m = NULL;
+		const struct result_set *one = set;
+
+		assert_int_equal(matrix_build(&one, NULL, 1, NULL, &m), 0);
+		matrix_format_text_all(m, false, 120, mtext);
+	}
+	assert_non_null(strstr(mtext->str, "harm explained by a rule over attr fields"));
+	assert_non_null(strstr(mtext->str, json_string_value(json_object_get(rule, "text"))));
 	if (*by_rule)
-		assert_non_null(strstr(matrix->str, " by rule: "));
+		assert_non_null(strstr(mtext->str, " judged by rule "));
 }
 
 /* A run's own reproducers: one per harm armed alone, none for an errno
@@ -657,6 +702,22 @@ static void test_rule_cells(void **state)
 	assert_true(by_rule >= 1);
 }
 
+/* The first progress of the load phase, as a live progress line sees it. */
+struct load_seen {
+	bool seen;
+	double eta_s;
+};
+
+static void load_progress(void *ctx, const struct runner_progress *p)
+{
+	struct load_seen *ls = ctx;
+
+	if (!ls->seen && !strcmp(p->phase, "load")) {
+		ls->seen = true;
+		ls->eta_s = p->eta_s;
+	}
+}
+
 /* [load] budget: the judge of load round `rounds` (the baseline is judge
  * 1) outlasts a 400 ms budget, so exactly `rounds` rounds are armed and
  * the run reports what they proved. harm_key "" harms every batch, NULL
@@ -668,6 +729,7 @@ static void run_budget(struct fixture *fx, const char *isolate, const char *harm
 	g_autofree char *ini = g_build_filename(fx->dir, "budget.ini", NULL);
 	g_autofree char *text = NULL, *more = NULL;
 	struct runner_opts o = opts_for(fx);
+	struct load_seen ls = { 0 };
 
 	memset(f, 0, sizeof(*f));
 	fake_init(f);
@@ -678,10 +740,18 @@ static void run_budget(struct fixture *fx, const char *isolate, const char *harm
 	more = g_strconcat(text, "budget = 400ms\nisolate = ", isolate, "\n", NULL);
 	assert_true(g_file_set_contents(ini, more, -1, NULL));
 	o.scenario = ini;
+	o.progress = load_progress;
+	o.progress_ctx = &ls;
 	if (fake_run(&o, f, rep))
 		fail_msg("%s", pc_errmsg());
 	assert_int_equal(rep->rounds, rounds);
 	assert_int_equal(f->arm_marks, rounds);
+	/* Before the first batch no pace is known, but the budget ends the
+	 * load phase: the ETA is what is left of its 400 ms, not unknown and
+	 * not zero. */
+	assert_true(ls.seen);
+	if (!(ls.eta_s > 0 && ls.eta_s <= 0.4))
+		fail_msg("the load phase's first ETA: %g s", ls.eta_s);
 	*out = read_run(rep->run_dir);
 }
 
@@ -1033,7 +1103,7 @@ static void test_resume_hostile_load_counts(void **state)
 	g_autofree char *jpath = NULL, *text = NULL;
 	g_autoptr(GString) out = g_string_new(NULL);
 	g_autoptr(result_set) set = NULL;
-	unsigned int judged = 0, loads = 0;
+	unsigned int judged = 0, loads = 0, arm_errors = 0;
 
 	fake_init(&f2);
 	if (fake_run(&o, &f, &rep))
@@ -1053,6 +1123,10 @@ static void test_resume_hostile_load_counts(void **state)
 
 			json_object_set_new(first, "samples", json_integer(-5));
 			json_object_set_new(first, "lost", json_integer(INT64_MAX));
+			/* an arm error by a name this build does not know (a
+			 * newer one's journal, an edit): still an error */
+			json_object_set_new(first, "arm_error", json_string("E_NOT_AN_OUTCOME"));
+			json_object_set_new(first, "cpu", json_integer(0));
 			for (int k = 0; k < 64; k++)
 				json_array_append_new(load, json_pack("{s:I,s:I}", "samples",
 					(json_int_t)INT64_MAX, "lost", (json_int_t)INT64_MAX));
@@ -1089,9 +1163,14 @@ static void test_resume_hostile_load_counts(void **state)
 					 c->spec, json_integer_value(json_object_get(ev, "samples")),
 					 json_integer_value(json_object_get(ev, "lost")));
 			assert_int_equal(json_integer_value(json_object_get(ev, "batches")), 1);
+			if (json_string_value(json_object_get(ev, "arm_error"))) {
+				arm_errors++;
+				assert_int_equal(json_integer_value(json_object_get(ev, "arm_cpu")), 0);
+			}
 		}
 	}
 	assert_true(loads > 0);
+	assert_true(arm_errors > 0);
 	runner_report_clear(&rep);
 	runner_report_clear(&rep2);
 	fake_clear(&f2);
@@ -1119,6 +1198,8 @@ static void test_unwritable_report_leaves_no_run_json(void **state)
 	o.resume_dir = rep.run_dir;
 	assert_true(fake_run(&o, &f2, &rep2) < 0);
 	assert_non_null(strstr(pc_errmsg(), "report.html"));
+	/* the run itself tested everything: only the report failed */
+	assert_null(strstr(pc_errmsg(), "could not test"));
 	assert_false(g_file_test(json, G_FILE_TEST_EXISTS));
 	runner_report_clear(&rep);
 	runner_report_clear(&rep2);
@@ -1374,10 +1455,50 @@ static void test_pool_by_name(void **state)
 	fake_clear(&f);
 }
 
+/* Every enum's _name() says "?" past its last value (style.md). */
+static void test_verdict_names(void **state)
+{
+	assert_string_equal(runner_verdict_name(RUNNER_VERDICT_COUNT), "?");
+	assert_string_equal(runner_verdict_name(RUNNER_VERDICT_COUNT + 1), "?");
+}
+
+/* A results directory that does not exist yet is made with its parents,
+ * each one others can enter and read (QEMU runs as another user and
+ * writes the consoles into the run's directory; a user lists results/). */
+static void test_results_dir_made(void **state)
+{
+	struct fixture *fx = armed_fixture(state);
+	g_autofree char *top = g_build_filename(fx->dir, "new", NULL);
+	g_autofree char *results = g_build_filename(top, "results", NULL);
+	struct fake f = { 0 };
+	struct runner_opts o = opts_for(fx);
+	struct runner_report rep;
+	mode_t old = umask(022);
+	struct stat st;
+	int ret;
+
+	o.results_dir = results;
+	ret = fake_run(&o, &f, &rep);
+	umask(old);
+	if (ret)
+		fail_msg("%s", pc_errmsg());
+	assert_int_equal(rep.verdict, RUNNER_VERDICT_CLEAN);
+	assert_true(g_str_has_prefix(rep.run_dir, results));
+	assert_int_equal(stat(top, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(stat(results, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(stat(rep.run_dir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	runner_report_clear(&rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
+		cmocka_unit_test(test_verdict_names),
+		cmocka_unit_test_setup_teardown(test_results_dir_made, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guests_fail_to_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_by_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget, setup, teardown),

@@ -31,20 +31,25 @@ struct prober {
 	bool nofile_raised;
 };
 
-static int paranoid_level(void)
+int prober_paranoid_parse(const char *file_text)
 {
-	g_autofree char *text = NULL;
+	g_autofree char *text = g_strstrip(g_strdup(file_text ? file_text : ""));
 	gint64 v;
 
 	/* the kernel's default when unknown: atoi read "abc" as 0, "fully
 	 * open", and wrapped what overflowed */
-	if (!g_file_get_contents(PARANOID_PATH, &text, NULL, NULL))
-		return 2;
-	g_strstrip(text);
 	if (!(g_ascii_isdigit(*text) || (*text == '-' && g_ascii_isdigit(text[1]))) ||
 	    !g_ascii_string_to_signed(text, 10, G_MININT, G_MAXINT, &v, NULL))
 		return 2;
 	return (int)v;
+}
+
+static int paranoid_level(void)
+{
+	g_autofree char *text = NULL;
+
+	g_file_get_contents(PARANOID_PATH, &text, NULL, NULL);
+	return prober_paranoid_parse(text);
 }
 
 int prober_new(const struct prober_opts *opts, struct prober **out)

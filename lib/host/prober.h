@@ -64,6 +64,11 @@ struct prober_stats {
 
 struct prober;
 
+/* The level a perf_event_paranoid file's text gives (-1..2 and beyond,
+ * as the kernel wrote it); 2, the kernel's default, when the text is
+ * NULL (no file) or not one decimal int. */
+int prober_paranoid_parse(const char *text);
+
 int prober_new(const struct prober_opts *opts, struct prober **out);
 void prober_free(struct prober *pr);
 typedef struct prober prober;

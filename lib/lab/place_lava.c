@@ -175,7 +175,7 @@ static int lava_attempt(void *priv, const struct place_job *job, unsigned int at
 {
 	struct lavaplace *l = priv;
 	const struct kernel *k = job->kernel;
-	g_autofree char *scenario = NULL, *job_yaml = NULL, *kernel_url = NULL, *name = NULL;
+	g_autofree char *scenario = NULL, *kernel_url = NULL, *name = NULL;
 	g_autofree char *job_path = g_strdup_printf("%s/lava-job-%u.yaml", job->dir, attempt);
 	g_autofree char *log = g_strdup_printf("%s/lava-%u.log", job->dir, attempt);
 	g_autofree char *out_dir = g_strdup_printf("%s/lava-%u.out", job->dir, attempt);

@@ -203,22 +203,4 @@ int results_write_json(const struct result_set *set, const char *path);
 /* Truncated or bad JSON fails with -EINVAL and "path:line:column: text". */
 int results_read_json(const char *path, struct result_set **out);
 
-/* The readable matrix. Starts with the header and the limitations; then
- * outcome counts: rows profiles, columns grouped by event (wrapped to fit
- * 120 columns), with cells the profile rejected (cell->error: perf's parser
- * refused the spec, no syscall) in their own "rejected" column, apart from
- * the kernel's EINVAL. Then every harm/INFRA cell; the specs on which
- * profiles disagree (the same spec OK under one and an errno under another),
- * listed; the non-OK cells grouped by outcome and what the tries show, each
- * group by the events and profiles it covers; the cells that were OK only
- * after a fallback, grouped the same way. */
-struct results_matrix_opts {
-	bool list_all;                   /* also every non-OK cell, one line each */
-	unsigned int max_disagree_lines; /* 0: 60 */
-};
-void results_format_matrix_opts(const struct result_set *set,
-				const struct results_matrix_opts *opts, GString *out);
-/* results_format_matrix_opts() with the defaults (no --list-all). */
-void results_format_matrix(const struct result_set *set, GString *out);
-
 #endif

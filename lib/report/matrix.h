@@ -194,6 +194,16 @@ void matrix_format_text(const struct matrix *m, bool color, int width, GString *
  * evidence, and the legend (`matrix --all`). */
 void matrix_format_text_all(const struct matrix *m, bool color, int width, GString *out);
 
+/* One input's cells by what their tries show, the part of both views that
+ * only a single input has (a run's matrix.txt, `probe`, `matrix` of one
+ * file): the specs on which profiles disagree, by name; the errno and
+ * rejected cells grouped by outcome and tries (perf's message for a
+ * rejected spec, each fallback and what it gave, CPUs that disagree), each
+ * group by the events and profiles it covers; the cells OK only after a
+ * fallback, grouped the same way; with list_all, every non-OK cell on one
+ * line. Harm and INFRA are not here: the views list them with evidence. */
+void matrix_format_tries(const struct result_set *set, bool list_all, GString *out);
+
 /* A cell's evidence as text, one object per line ("kind: excerpt" where the
  * object has those keys, else compact JSON). caller g_free()s. */
 char *matrix_cell_evidence(const struct cell *cell);

@@ -432,6 +432,31 @@ static void format_header(const struct matrix *m, GString *out)
 		g_string_append(out, ", cpu ");
 		esc(out, s->cpu_label);
 		g_string_append_c(out, '\n');
+		/* One input is one run's own report: which build wrote it, when,
+		 * and every profile it measured (the grid names only the rows that
+		 * differ). */
+		if (m->sources->len == 1) {
+			g_string_append(out, "      written by pmucanary ");
+			esc(out, s->set->tool_version ? s->set->tool_version : "?");
+			g_string_append(out, " at ");
+			esc(out, s->set->created ? s->set->created : "?");
+			g_string_append(out, "\n      profiles:");
+			for (guint r = 0, col = 16; r < m->rows->len; r++) {
+				const struct matrix_row *row = m->rows->pdata[r];
+				size_t w = esc_len(row->profile) + 2;
+
+				if (r && col + w > 118) {
+					g_string_append(out, ",\n               ");
+					col = 15;
+				} else if (r) {
+					g_string_append_c(out, ',');
+				}
+				g_string_append_c(out, ' ');
+				esc(out, row->profile);
+				col += w;
+			}
+			g_string_append_c(out, '\n');
+		}
 		if (matrix_source_verdict(s)) {
 			g_string_append(out, "      run verdict: ");
 			esc(out, matrix_source_verdict(s));
@@ -480,12 +505,45 @@ static void format_summary(const struct matrix *m, GString *out)
 			       m->known_errata == 1 ? "um" : "a", m->infra);
 }
 
+/* "cells by outcome: OK 4, EINVAL 1, rejected by the profile 1". Counted
+ * here, not from m->count: a pmucanary/1 file says EINVAL for a spec the
+ * profile rejected. */
+static void format_counts(const struct matrix *m, GString *out)
+{
+	unsigned int rejected = 0, count[OUTCOME_COUNT] = { 0 };
+	const char *sep = "";
+
+	g_string_append(out, "\ncells by outcome:");
+	for (guint r = 0; r < m->rows->len; r++)
+		for (guint c = 0; c < m->columns->len; c++) {
+			const struct matrix_cell *mc = matrix_at(m, r, c);
+
+			if (!mc)
+				continue;
+			if (matrix_cell_code(mc) == MATRIX_CODE_REJECTED)
+				rejected++;
+			else
+				count[mc->cell->outcome]++;
+		}
+	for (int o = 0; o < OUTCOME_COUNT; o++)
+		if (count[o]) {
+			g_string_append_printf(out, "%s %s %u", sep, outcome_name(o), count[o]);
+			sep = ",";
+		}
+	if (rejected)
+		g_string_append_printf(out, "%s rejected by the profile %u", sep, rejected);
+	g_string_append_c(out, '\n');
+}
+
 void matrix_format_text_all(const struct matrix *m, bool color, int width, GString *out)
 {
 	format_header(m, out);
 	g_string_append_c(out, '\n');
 	format_grid(m, color, width > 40 ? width : 40, out);
 	format_details(m, color, out);
+	if (m->sources->len == 1)
+		matrix_format_tries(((struct matrix_source *)m->sources->pdata[0])->set, true, out);
+	format_counts(m, out);
 	g_string_append_c(out, '\n');
 	format_legend(m, NULL, out);
 	format_summary(m, out);
@@ -1244,33 +1302,9 @@ void matrix_format_text(const struct matrix *m, bool color, int width, GString *
 					       cg->cells == 1 ? "" : "s");
 		}
 	}
-	{
-		unsigned int rejected = 0, count[OUTCOME_COUNT] = { 0 };
-		const char *sep = "";
-
-		/* Counted here, not from m->count: a pmucanary/1 file says EINVAL
-		 * for a spec the profile rejected. */
-		g_string_append(out, "\ncells by outcome:");
-		for (guint r = 0; r < m->rows->len; r++)
-			for (guint c = 0; c < m->columns->len; c++) {
-				const struct matrix_cell *mc = matrix_at(m, r, c);
-
-				if (!mc)
-					continue;
-				if (matrix_cell_code(mc) == MATRIX_CODE_REJECTED)
-					rejected++;
-				else
-					count[mc->cell->outcome]++;
-			}
-		for (int o = 0; o < OUTCOME_COUNT; o++)
-			if (count[o]) {
-				g_string_append_printf(out, "%s %s %u", sep, outcome_name(o), count[o]);
-				sep = ",";
-			}
-		if (rejected)
-			g_string_append_printf(out, "%s rejected by the profile %u", sep, rejected);
-		g_string_append_c(out, '\n');
-	}
+	if (m->sources->len == 1)
+		matrix_format_tries(((struct matrix_source *)m->sources->pdata[0])->set, false, out);
+	format_counts(m, out);
 	g_string_append(out, "(every cell: --all; narrow with --event, --profile, --kernel, "
 			     "--outcome)\n\n");
 	format_legend(m, modclass_seen, out);

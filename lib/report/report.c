@@ -24,8 +24,12 @@ static int render_text(const struct report_ctx *ctx, const struct result_set *co
 {
 	const struct matrix *m = ctx->m;
 	unsigned int regressions = 0;
+	int width = ctx->opts->width ? ctx->opts->width : 120;
 
-	matrix_format_text(m, ctx->opts->color, ctx->opts->width ? ctx->opts->width : 120, out);
+	if (ctx->opts->all)
+		matrix_format_text_all(m, ctx->opts->color, width, out);
+	else
+		matrix_format_text(m, ctx->opts->color, width, out);
 	if (!ctx->base)
 		return 0;
 	for (guint r = 0; r < m->rows->len; r++)

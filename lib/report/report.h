@@ -2,7 +2,8 @@
  * formats a set of result files can be written in, usable by run, probe,
  * diff and matrix.
  *
- *   text   the terminal matrix (matrix_format_text)
+ *   text   the terminal matrix (matrix_format_text; opts->all: _all); a
+ *          run's matrix.txt and `probe` are this over their one set
  *   html   a self-contained page (inline CSS and JS, no network; lib/report/heatmap.c):
  *          the data once as JSON, drawn by the page's own script. Findings
  *          on top (harm, regressions, known errata, specs OK in one row and

@@ -21,6 +21,7 @@ struct report_options {
 					  * the report; NULL or a NULL entry: none */
 	bool color;                      /* text: ANSI colours */
 	int width;                       /* text: columns; 0: 120 */
+	bool all;                        /* text: every cell (matrix_format_text_all) */
 };
 
 #endif

@@ -214,6 +214,8 @@ static const struct {
 	enum report_format format;
 	const char *file;
 } run_reports[] = {
+	/* The terminal view: `matrix` over this one run, as `run` prints it. */
+	{ REPORT_TEXT, "matrix.txt" },
 	{ REPORT_JUNIT, "junit.xml" },
 	{ REPORT_HTML, "report.html" },
 };
@@ -221,16 +223,10 @@ static const struct {
 static int write_outputs(struct run *r)
 {
 	g_autofree char *json_path = g_build_filename(r->run_dir, "run.json", NULL);
-	g_autofree char *matrix_path = g_build_filename(r->run_dir, "matrix.txt", NULL);
-	g_autoptr(GString) matrix = g_string_new(NULL);
-	g_autoptr(GError) err = NULL;
 	g_autofree char *repro_path = NULL;
 	const char *repro_dirs[1] = { NULL };
 	int e;
 
-	results_format_matrix(r->set, matrix);
-	if (!g_file_set_contents(matrix_path, matrix->str, (gssize)matrix->len, &err))
-		return pc_fail(EIO, "%s: %s", matrix_path, err->message);
 	/* Every harm armed alone gets its reproducer, for the maintainer the
 	 * report.html links it to (issue 26). */
 	for (guint i = 0; i < r->set->cells->len; i++) {
@@ -246,7 +242,8 @@ static int write_outputs(struct run *r)
 		if ((e = repro_write(r->set, json_path, c, &ro, repro_path, NULL)))
 			return e;
 	}
-	/* design.md "Report": the CI view and the heatmap beside the data. */
+	/* design.md "Report": the matrix, the CI view and the heatmap beside
+	 * the data. */
 	for (size_t i = 0; i < G_N_ELEMENTS(run_reports); i++) {
 		g_autofree char *path = g_build_filename(r->run_dir, run_reports[i].file, NULL);
 		const struct result_set *set = r->set;

@@ -3,8 +3,10 @@
  * Property: what it accepts, results_to_json() and the file writer's text
  * (results_to_text, as results_write_json writes it) give back in a form it
  * accepts again, with the same cells, field by field (fuzz_cells.h); the
- * readable matrix can be formatted. */
+ * terminal views of it as one input (a run's matrix.txt, `matrix --all`)
+ * can be formatted, or the matrix refuses it (a cell given twice). */
 #include "fuzz_cells.h"
+#include "matrix.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -16,7 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	g_autofree char *path = fuzz_file("fuzz.json", data, size);
 	g_autoptr(result_set) set = NULL;
-	g_autoptr(GString) matrix = g_string_new(NULL);
+	g_autoptr(GString) view = g_string_new(NULL);
+	g_autoptr(matrix) m = NULL;
+	const struct result_set *one;
 	int ret;
 
 	pc_errclear();
@@ -27,6 +31,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	fuzz_check_round_trips(set);
-	results_format_matrix(set, matrix);
+	one = set;
+	if (matrix_build(&one, NULL, 1, NULL, &m) < 0) {
+		FUZZ_ASSERT_MESSAGE();
+		return 0;
+	}
+	matrix_format_text(m, false, 120, view);
+	matrix_format_text_all(m, false, 120, view);
 	return 0;
 }
