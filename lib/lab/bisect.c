@@ -268,16 +268,6 @@ timed:
 	return 0;
 }
 
-static int write_json(const char *path, json_t *j)
-{
-	g_autofree char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-	g_autoptr(GError) err = NULL;
-
-	if (!text || !g_file_set_contents(path, text, -1, &err))
-		return pc_fail(EIO, "%s: %s", path, err ? err->message : "cannot encode");
-	return 0;
-}
-
 static int finish(struct bisect *b, const char *state)
 {
 	g_autofree char *log = NULL, *log_path = g_build_filename(b->rep->dir, "bisect.log", NULL);
@@ -298,7 +288,7 @@ static int finish(struct bisect *b, const char *state)
 		json_object_set_new(j, "first_bad", json_pack("{s:s,s:s,s:s}", "commit",
 			b->rep->first_bad, "subject", b->rep->subject ? b->rep->subject : "",
 			"diffstat", b->rep->diffstat ? b->rep->diffstat : ""));
-	e = write_json(path, j);
+	e = place_write_json(path, j);
 	json_decref(j);
 	return e;
 }
@@ -447,15 +437,9 @@ int bisect_run(const struct bisect_opts *o, struct bisect_report *rep)
 		g_free(out);
 		out = g_steal_pointer(&next);
 	}
-	rep->first_bad = g_strdup(first);
-	{
-		g_autofree char *full = git_line(&b, "rev-parse", first, NULL);
-
-		if (full) {
-			g_free(rep->first_bad);
-			rep->first_bad = g_steal_pointer(&full);
-		}
-	}
+	rep->first_bad = git_line(&b, "rev-parse", first, NULL);
+	if (!rep->first_bad)
+		rep->first_bad = g_strdup(first);
 	{
 		g_autofree char *stat = NULL;
 

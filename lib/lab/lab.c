@@ -413,26 +413,6 @@ static void make_readable(const char *dir, unsigned int depth)
 
 /* ---- one kernel --------------------------------------------------------------- */
 
-static int write_text(const char *path, const char *text)
-{
-	g_autoptr(GError) err = NULL;
-
-	if (!g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, &err))
-		return pc_fail(EIO, "%s", err->message);
-	return 0;
-}
-
-static int write_json(const char *path, json_t *j)
-{
-	g_autofree char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-	g_autofree char *line = NULL;
-
-	if (!text)
-		return pc_fail(ENOMEM, "%s: cannot encode", path);
-	line = g_strconcat(text, "\n", NULL);
-	return write_text(path, line);
-}
-
 /* The timeouts run.json's "lab" hands to the run inside, with their bounds. */
 static const struct {
 	const char *key;
@@ -586,7 +566,7 @@ static int write_argv(struct lab *l, const char *scenario_copy, const char *ctx_
 	}
 	if (s->len >= HB_LAB_ARGV_BYTES - 1) /* the agent reads at most ARGV_BYTES - 2 */
 		return pc_fail(E2BIG, "%s: the command line is too long", argv_path);
-	return write_text(argv_path, s->str);
+	return place_write_text(argv_path, s->str);
 }
 
 /* A lost lab host had a batch armed: that batch is HOST_CRASH/HOST_HANG.
@@ -703,10 +683,10 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 		return pc_fail(errno, "%s: %s", kr->dir, g_strerror(errno));
 	if ((e = infile_read(o->scenario, INFILE_CONFIG, &text, NULL)))
 		return e;
-	if ((e = write_text(scenario_copy, text)))
+	if ((e = place_write_text(scenario_copy, text)))
 		return e;
 	ctx = lab_context(l, k);
-	e = write_json(ctx_path, ctx);
+	e = place_write_json(ctx_path, ctx);
 	json_decref(ctx);
 	if (e)
 		return e;
@@ -720,7 +700,7 @@ static int run_kernel(struct lab *l, const struct kernel *k)
 		if ((e = infile_read(o->only_result, INFILE_RESULTS, &only, &only_len)))
 			return e;
 		l->only_copy = g_build_filename(kr->dir, "only-result.json", NULL);
-		if ((e = write_text(l->only_copy, only)))
+		if ((e = place_write_text(l->only_copy, only)))
 			return e;
 	}
 
@@ -961,9 +941,9 @@ static int write_reports(struct lab *l, struct lab_report *rep)
 		txt = diff_result_to_text(res);
 		dj = diff_result_to_json(res);
 		if (!e)
-			e = write_text(tpath, txt);
+			e = place_write_text(tpath, txt);
 		if (!e)
-			e = write_json(jpath, dj);
+			e = place_write_json(jpath, dj);
 		json_decref(dj);
 		if (e)
 			goto out;
@@ -999,7 +979,7 @@ static int write_reports(struct lab *l, struct lab_report *rep)
 	{
 		g_autofree char *path = g_build_filename(rep->dir, "lab.json", NULL);
 
-		e = write_json(path, lab);
+		e = place_write_json(path, lab);
 	}
 out:
 	json_decref(jk);

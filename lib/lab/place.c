@@ -82,6 +82,26 @@ int place_options_check(const struct place_ops *ops, const char *const *options,
 	return 0;
 }
 
+int place_write_text(const char *path, const char *text)
+{
+	g_autoptr(GError) err = NULL;
+
+	if (!g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, &err))
+		return pc_fail(EIO, "%s", err->message);
+	return 0;
+}
+
+int place_write_json(const char *path, json_t *j)
+{
+	g_autofree char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	g_autofree char *line = NULL;
+
+	if (!text)
+		return pc_fail(ENOMEM, "%s: cannot encode", path);
+	line = g_strconcat(text, "\n", NULL);
+	return place_write_text(path, line);
+}
+
 char *place_file_tail(const char *path, size_t max)
 {
 	g_autofree char *text = NULL;

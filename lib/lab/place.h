@@ -32,6 +32,7 @@
 #include "outcome.h"
 
 #include <glib.h>
+#include <jansson.h>
 #include <stdbool.h>
 
 enum place_end {
@@ -125,6 +126,13 @@ const char *place_backend_names(void);
 int place_options_check(const struct place_ops *ops, const char *const *options,
 			const char *const *known);
 const char *place_option(const char *const *options, const char *key);
+
+/* The lab's own files (argv, context, job definitions, lab.json,
+ * bisect.json): text written whole (g_file_set_contents, mode 0644), JSON
+ * indented with sorted keys and a final newline. 0 or -errno with a
+ * message naming path. */
+int place_write_text(const char *path, const char *text);
+int place_write_json(const char *path, json_t *j);
 
 /* Runs argv (PATH searched) in its own process group, stdout and stderr
  * to log, until it exits, or until a signal to this process

@@ -25,20 +25,15 @@
  *   kernel_args=ARGS    more kernel command line */
 #include "place.h"
 
-#include "fleet.h"
+#include "image.h"
 #include "infile.h"
 #include "lava.h"
 #include "log.h"
 #include "results.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -94,9 +89,8 @@ static int lava_check(const struct place_params *p)
 	if (!(v = place_option(o, "ramdisk")))
 		return pc_fail(EINVAL, "the place lava needs --place-opt ramdisk=FILE|URL (with "
 			       "pmucanary for the job's test shell)");
-	if (!strstr(v, "://") && (e = file_option("ramdisk", v)))
-		return e;
-	if (strstr(v, "://") && (e = lava_url_check("--place-opt ramdisk", v)))
+	if ((e = strstr(v, "://") ? lava_url_check("--place-opt ramdisk", v)
+				  : file_option("ramdisk", v)))
 		return e;
 	if ((v = place_option(o, "dispatcher")) && (e = file_option("dispatcher", v)))
 		return e;
@@ -152,24 +146,6 @@ static void lava_close(void *priv)
 	g_free(l);
 }
 
-static int write_file(const char *path, const char *text)
-{
-	g_autoptr(GError) err = NULL;
-
-	if (!g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, &err))
-		return pc_fail(EIO, "%s", err->message);
-	return 0;
-}
-
-static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if ((type == FTW_DP ? rmdir(path) : unlink(path)) < 0)
-		pc_debug("%s: %s", path, g_strerror(errno));
-	return 0;
-}
-
 static int lava_attempt(void *priv, const struct place_job *job, unsigned int attempt,
 			struct place_attempt *res)
 {
@@ -206,10 +182,10 @@ static int lava_attempt(void *priv, const struct place_job *job, unsigned int at
 	jo.timeout_min = l->timeout_min;
 	if ((e = lava_job_write(&jo, y)))
 		return e;
-	if ((e = write_file(job_path, y->str)))
+	if ((e = place_write_text(job_path, y->str)))
 		return e;
 	disp = l->dispatcher ? g_strdup(l->dispatcher) : g_build_filename(job->dir, "dispatcher.yaml", NULL);
-	if (!l->dispatcher && (e = write_file(disp, "dispatcher_ip: 127.0.0.1\n")))
+	if (!l->dispatcher && (e = place_write_text(disp, "dispatcher_ip: 127.0.0.1\n")))
 		return e;
 	/* lava-run keeps a job's downloads in LAVA_DISPATCHER_TMP/ID: an id of
 	 * this process and attempt, removed afterwards */
@@ -225,7 +201,7 @@ static int lava_attempt(void *priv, const struct place_job *job, unsigned int at
 		e = place_run_logged(argv, log, job->deadline_us, LAVA_STOP_GRACE_S, &status,
 				     &stopped, &interrupted);
 		if (g_file_test(tmp, G_FILE_TEST_IS_DIR))
-			nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+			image_remove_tree(tmp);
 		if (e)
 			return e;
 		res->ready_s = (g_get_monotonic_time() - t0) / 1e6;
